@@ -1,0 +1,117 @@
+// SoftMargin: per-execution-space-instance scratch for the reductions.
+#ifndef SOFTMARGIN_IMPL_WORKSPACE_HPP
+#define SOFTMARGIN_IMPL_WORKSPACE_HPP
+
+#include <Kokkos_Core.hpp>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <type_traits>
+#include <utility>
+
+namespace softmargin::Impl {
+
+/// Whether Exec runs its kernels on the host (Serial, OpenMP, Threads, HPX), synchronously for reductions.
+template <class Exec>
+inline constexpr bool is_host_space_v = Kokkos::SpaceAccessibility<Exec, Kokkos::HostSpace>::accessible;
+
+/// Exclusive use of a Payload for the kernels of one call.
+///
+/// Device backends keep one Payload per execution-space instance, made on first use and released at
+/// Kokkos::finalize, so that a call allocates nothing and never synchronizes. Reuse is safe because every use is
+/// ordered by the instance's own stream, and the lease's lock keeps the launches of two host threads that share
+/// one instance from interleaving within one call. Host backends run synchronously on the calling thread, so each
+/// call makes its own Payload instead (and several host threads never share one).
+template <class Exec, class Payload>
+class Lease {
+ public:
+  template <class... Args>
+  static Lease acquire(const Exec& space, Args&&... args) {
+    Lease lease;
+    if constexpr (is_host_space_v<Exec>) {
+      lease.payload_ = std::make_shared<Entry>(space, std::forward<Args>(args)...);
+    } else {
+      Registry& reg = registry();
+      {
+        std::lock_guard<std::mutex> guard(reg.mutex);
+        if (!reg.hook_registered) {
+          Kokkos::push_finalize_hook([] {
+            Registry& r = registry();
+            std::lock_guard<std::mutex> g(r.mutex);
+            r.by_instance.clear();
+            r.hook_registered = false;
+          });
+          reg.hook_registered = true;
+        }
+        auto& slot = reg.by_instance[space.impl_instance_id()];
+        if (!slot) slot = std::make_shared<Entry>(space, std::forward<Args>(args)...);
+        lease.payload_ = slot;
+      }
+      lease.lock_ = std::unique_lock<std::mutex>(lease.payload_->mutex);
+    }
+    return lease;
+  }
+
+  Payload& operator*() const { return *payload_; }
+  Payload* operator->() const { return payload_.get(); }
+
+ private:
+  struct Entry : Payload {
+    using Payload::Payload;
+    std::mutex mutex;
+  };
+  struct Registry {
+    std::mutex mutex;
+    std::map<std::uint32_t, std::shared_ptr<Entry>> by_instance;
+    bool hook_registered = false;
+  };
+  static Registry& registry() {
+    static Registry reg;
+    return reg;
+  }
+
+  std::shared_ptr<Entry> payload_;
+  std::unique_lock<std::mutex> lock_;
+};
+
+/// Scratch of a reduction: one partial per team, then one accumulator; and the last-team ticket.
+template <class Exec, class Accum>
+struct Workspace {
+  using memory_space = typename Exec::memory_space;
+  using unmanaged = Kokkos::MemoryTraits<Kokkos::Unmanaged>;
+
+  /// Most teams a reduction launches on a device backend (the cached workspace holds this many partials).
+  static constexpr int max_teams = 1 << 14;
+
+  Kokkos::View<Accum*, memory_space> partials;
+  Kokkos::View<unsigned, memory_space> ticket;  ///< teams finished in the current launch; 0 between launches
+
+  Workspace(const Exec& space, int teams)
+      : partials(Kokkos::view_alloc(space, "softmargin::workspace::partials"), teams + 1),
+        ticket(Kokkos::view_alloc(space, "softmargin::workspace::ticket")) {}
+
+  int capacity() const { return static_cast<int>(partials.extent(0)) - 1; }
+  Kokkos::View<Accum, memory_space, unmanaged> accumulator() const {
+    return Kokkos::View<Accum, memory_space, unmanaged>(partials.data() + capacity());
+  }
+
+  static Lease<Exec, Workspace> acquire(const Exec& space, int teams) {
+    return Lease<Exec, Workspace>::acquire(space, is_host_space_v<Exec> ? teams : max_teams);
+  }
+};
+
+/// Where a blocking call's result lands: host-pinned memory that the device writes and the host reads after a fence.
+template <class Exec, class T>
+struct HostResult {
+  using memory_space =
+      std::conditional_t<is_host_space_v<Exec>, Kokkos::HostSpace, Kokkos::SharedHostPinnedSpace>;
+  Kokkos::View<T, memory_space> value;
+  explicit HostResult(const Exec&) : value("softmargin::host_result") {}
+  static Lease<Exec, HostResult> acquire(const Exec& space) { return Lease<Exec, HostResult>::acquire(space); }
+};
+
+}  // namespace softmargin::Impl
+
+#endif

@@ -1,0 +1,301 @@
+// Forward-pass tests, compiled once per backend (TEST_EXECSPACE, TEST_CATEGORY from the category header).
+#include <cstdlib>
+
+#include "TestUtils.hpp"
+
+namespace softmargin::test {
+
+using Exec = TEST_EXECSPACE;
+using Mem = typename Exec::memory_space;
+
+constexpr Reduction kReductions[] = {Reduction::None, Reduction::Sum, Reduction::Mean};
+constexpr Algorithm kAlgorithms[] = {Algorithm::Auto, Algorithm::RangeReduce, Algorithm::TeamScratch};
+
+template <class T, int Rank, class Layout>
+using ViewOf = Kokkos::View<typename Impl::add_rank<T, Rank>::type, Layout, Mem>;
+
+/// One combination of value type and the layouts of x, y and (for none) out.
+template <class T, class LX, class LY, class LO>
+struct Case {
+  using value_type = T;
+  using x_layout = LX;
+  using y_layout = LY;
+  using out_layout = LO;
+};
+
+/// Runs every algorithm and reduction on (x, y) of the given shape and compares with the fp64 reference.
+template <class C, int Rank>
+void check_all(const std::array<std::size_t, Rank>& shape, const std::vector<typename C::value_type>& xs,
+               const std::vector<typename C::value_type>& ys, std::uint64_t seed) {
+  using T = typename C::value_type;
+  DeviceData<ViewOf<T, Rank, typename C::x_layout>> x(shape, "x");
+  DeviceData<ViewOf<T, Rank, typename C::y_layout>> y(shape, "y");
+  DeviceData<ViewOf<T, Rank, typename C::out_layout>> out(shape, "out");
+  x.upload(xs);
+  y.upload(ys);
+  Kokkos::View<T, Mem> result("result");
+  const Exec space;
+
+  for (Algorithm a : kAlgorithms) {
+    for (Reduction r : kReductions) {
+      SCOPED_TRACE(std::string("seed ") + std::to_string(seed) + ", algorithm " + to_string(a) + ", reduction " +
+                   to_string(r) + ", n " + std::to_string(xs.size()));
+      if (r == Reduction::None) {
+        const T poison = std::numeric_limits<T>::quiet_NaN();
+        out.upload(std::vector<T>(xs.size(), T(-1)), poison);
+        loss(space, x.view, y.view, out.view, r, a);
+        space.fence();
+        const auto got = out.download();
+        for (std::size_t i = 0; i < xs.size(); ++i) {
+          const double ref = ref_loss(xs[i], ys[i]);
+          if (std::isnan(ref)) {
+            ASSERT_TRUE(std::isnan(got[i])) << "element " << i;
+          } else if (std::isinf(ref)) {
+            ASSERT_EQ(got[i], ref) << "element " << i;
+          } else {
+            ASSERT_NEAR(got[i], ref, elem_tol<T>(xs[i], ys[i], ref)) << "element " << i << " x " << xs[i] << " y " << ys[i];
+          }
+        }
+        // Nothing outside the view was written (strided views live inside a larger allocation).
+        std::size_t nan_outside = 0, nan_inside = 0;
+        for (T v : out.download_parent()) nan_outside += std::isnan(v) ? 1 : 0;
+        for (T v : got) nan_inside += std::isnan(v) ? 1 : 0;
+        ASSERT_EQ(nan_outside, out.download_parent().size() - xs.size() + nan_inside);
+      } else {
+        Kokkos::deep_copy(result, std::numeric_limits<T>::quiet_NaN());
+        loss(space, x.view, y.view, result, r, a);
+        T got;
+        Kokkos::deep_copy(got, result);
+        const double ref = ref_reduce(xs, ys, r);
+        if (std::isnan(ref)) {
+          ASSERT_TRUE(std::isnan(got));
+        } else if (std::isinf(ref) || std::abs(ref) > std::numeric_limits<T>::max()) {
+          ASSERT_TRUE(std::isinf(got)) << got;
+        } else {
+          ASSERT_NEAR(got, ref, reduce_rtol<T>() * std::abs(ref) + std::numeric_limits<T>::denorm_min()) << got;
+        }
+        // The blocking form gives the same value.
+        const T blocking = loss(space, x.view, y.view, r, a);
+        if (std::isnan(got)) ASSERT_TRUE(std::isnan(blocking));
+        else ASSERT_EQ(blocking, got);
+      }
+    }
+  }
+}
+
+template <class C, int Rank>
+void check_random(const std::array<std::size_t, Rank>& shape) {
+  using T = typename C::value_type;
+  std::size_t n = 1;
+  for (auto e : shape) n *= e;
+  const auto seed = fresh_seed();
+  std::vector<T> xs(n), ys(n);
+  fill_random(seed, xs, ys);
+  check_all<C, Rank>(shape, xs, ys, seed);
+}
+
+template <class C>
+class Forward : public ::testing::Test {};
+
+using Cases = ::testing::Types<
+    Case<float, Kokkos::LayoutRight, Kokkos::LayoutRight, Kokkos::LayoutRight>,
+    Case<float, Kokkos::LayoutLeft, Kokkos::LayoutLeft, Kokkos::LayoutLeft>,
+    Case<float, Kokkos::LayoutStride, Kokkos::LayoutStride, Kokkos::LayoutStride>,
+    Case<float, Kokkos::LayoutRight, Kokkos::LayoutLeft, Kokkos::LayoutStride>,
+    Case<double, Kokkos::LayoutRight, Kokkos::LayoutRight, Kokkos::LayoutLeft>,
+    Case<double, Kokkos::LayoutLeft, Kokkos::LayoutStride, Kokkos::LayoutRight>,
+    Case<double, Kokkos::LayoutStride, Kokkos::LayoutRight, Kokkos::LayoutStride>>;
+TYPED_TEST_SUITE(Forward, Cases);
+
+TYPED_TEST(Forward, RandomRank1) {
+  for (std::size_t n : {0ul, 1ul, 2ul, 3ul, 31ul, 33ul, 1023ul, 1025ul, 65535ul, 65537ul, (1ul << 20) + 1})
+    check_random<TypeParam, 1>({n});
+}
+
+TYPED_TEST(Forward, RandomRank2) {
+  for (auto s : std::vector<std::array<std::size_t, 2>>{{0, 5}, {5, 0}, {1, 1}, {3, 7}, {17, 33}, {64, 65}, {512, 4096}})
+    check_random<TypeParam, 2>(s);
+}
+
+TYPED_TEST(Forward, LargeMargins) {
+  using T = typename TypeParam::value_type;
+  const T big = std::numeric_limits<float>::max();  // the product bound: margins up to float max
+  const std::vector<T> specials = {T(1e4), T(-1e4), T(3e38), T(-3e38), big, -big, T(100), T(-100), T(0), T(-0.0)};
+  const auto seed = fresh_seed();
+  std::vector<T> xs(4099), ys(4099);
+  fill_random(seed, xs, ys);
+  std::mt19937_64 gen(seed);
+  for (std::size_t i = 0; i < xs.size(); i += 3) xs[i] = specials[gen() % specials.size()];
+  check_all<TypeParam, 2>({17, 4099 / 17 + 0}, std::vector<T>(xs.begin(), xs.begin() + 17 * (4099 / 17)),
+                          std::vector<T>(ys.begin(), ys.begin() + 17 * (4099 / 17)), seed);
+  // All margins wrong by float max: every loss is ~3.4e38, the mean is finite (the sum overflows float).
+  check_all<TypeParam, 1>({1001}, std::vector<T>(1001, big), std::vector<T>(1001, T(-1)), seed);
+  // x = 100, y = -1: PyTorch gives inf, the answer is 100.
+  check_all<TypeParam, 1>({3}, std::vector<T>(3, T(100)), std::vector<T>(3, T(-1)), seed);
+}
+
+TYPED_TEST(Forward, NaNPropagates) {
+  using T = typename TypeParam::value_type;
+  const auto seed = fresh_seed();
+  for (int which = 0; which < 2; ++which) {
+    std::vector<T> xs(3 * 1031), ys(3 * 1031);
+    fill_random(seed, xs, ys);
+    (which == 0 ? xs : ys)[seed % xs.size()] = std::numeric_limits<T>::quiet_NaN();
+    check_all<TypeParam, 2>({3, 1031}, xs, ys, seed);
+  }
+}
+
+TYPED_TEST(Forward, RealValuedTargets) {
+  using T = typename TypeParam::value_type;
+  const auto seed = fresh_seed();
+  std::vector<T> xs(70001), ys(70001);
+  fill_random(seed, xs, ys);
+  std::mt19937_64 gen(seed + 1);
+  std::uniform_real_distribution<double> u(-2.5, 2.5);
+  for (auto& v : ys) v = static_cast<T>(u(gen));
+  check_all<TypeParam, 1>({70001}, xs, ys, seed);
+}
+
+TYPED_TEST(Forward, MismatchedExtentsThrowAndWriteNothing) {
+  using C = TypeParam;
+  using T = typename C::value_type;
+  DeviceData<ViewOf<T, 2, typename C::x_layout>> x({4, 8}, "x");
+  DeviceData<ViewOf<T, 2, typename C::y_layout>> y({4, 7}, "y");
+  DeviceData<ViewOf<T, 2, typename C::y_layout>> y_ok({4, 8}, "y_ok");
+  DeviceData<ViewOf<T, 2, typename C::out_layout>> out({5, 8}, "out");
+  Kokkos::View<T, Mem> result("result");
+  const T sentinel = T(42);
+  Kokkos::deep_copy(result, sentinel);
+  out.upload(std::vector<T>(out.size(), sentinel), sentinel);
+  const Exec space;
+  auto expect_throw = [&](auto&& call, const std::string& needle) {
+    try {
+      call();
+      FAIL() << "no exception; expected one mentioning '" << needle << "'";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  for (Algorithm a : kAlgorithms) {
+    expect_throw([&] { loss(space, x.view, y.view, result, Reduction::Mean, a); }, "y.extent(1) = 7");
+    expect_throw([&] { loss(space, x.view, y.view, result, Reduction::Sum, a); }, "x.extent(1) = 8");
+    expect_throw([&] { loss(space, x.view, y_ok.view, out.view, Reduction::None, a); }, "out.extent(0) = 5");
+    expect_throw([&] { (void)loss(space, x.view, y.view, Reduction::Mean, a); }, "does not match");
+  }
+  // The wrong output rank for the reduction.
+  expect_throw([&] { loss(space, x.view, y_ok.view, result, Reduction::None); }, "rank-0");
+  DeviceData<ViewOf<T, 2, typename C::out_layout>> out_ok({4, 8}, "out_ok");
+  expect_throw([&] { loss(space, x.view, y_ok.view, out_ok.view, Reduction::Mean); }, "rank-0 out");
+  space.fence();
+  T after;
+  Kokkos::deep_copy(after, result);
+  EXPECT_EQ(after, sentinel);
+  for (T v : out.download_parent()) ASSERT_EQ(v, sentinel);
+}
+
+TEST(TEST_CATEGORY, forward_invalid_arguments) {
+  const Exec space;
+  Kokkos::View<float*, Mem> x("x", 10), y("y", 10), out("out", 10);
+  Kokkos::View<float, Mem> result("result");
+  Kokkos::View<float*, Mem> unallocated;
+  EXPECT_THROW(loss(space, x, y, result, static_cast<Reduction>(7)), std::invalid_argument);
+  EXPECT_THROW(loss(space, x, y, result, Reduction::Mean, static_cast<Algorithm>(9)), std::invalid_argument);
+  EXPECT_THROW(loss(space, unallocated, y, result), std::invalid_argument);
+  EXPECT_THROW(loss(space, x, unallocated, result), std::invalid_argument);
+  EXPECT_THROW(loss(space, x, y, unallocated, Reduction::None), std::invalid_argument);
+  EXPECT_THROW((void)loss(space, x, y, Reduction::None), std::invalid_argument);
+  // A result inside an input, and an element-wise out that overlaps an input shifted by one.
+  Kokkos::View<float, Mem, Kokkos::MemoryTraits<Kokkos::Unmanaged>> inside(x.data() + 3);
+  EXPECT_THROW(loss(space, x, y, inside), std::invalid_argument);
+  Kokkos::View<float*, Mem> big("big", 11);
+  auto shifted = Kokkos::subview(big, Kokkos::make_pair(1, 11));
+  auto base = Kokkos::subview(big, Kokkos::make_pair(0, 10));
+  EXPECT_THROW(loss(space, base, y, shifted, Reduction::None), std::invalid_argument);
+}
+
+TEST(TEST_CATEGORY, forward_in_place) {
+  const Exec space;
+  const std::size_t n = 4097;
+  const auto seed = fresh_seed();
+  std::vector<double> xs(n), ys(n);
+  fill_random(seed, xs, ys);
+  DeviceData<Kokkos::View<double*, Mem>> x({n}), y({n});
+  for (Algorithm a : kAlgorithms) {
+    x.upload(xs);
+    y.upload(ys);
+    loss(space, x.view, y.view, x.view, Reduction::None, a);  // out is x
+    const auto got = x.download();
+    for (std::size_t i = 0; i < n; ++i) ASSERT_NEAR(got[i], ref_loss(xs[i], ys[i]), 1e-14) << "seed " << seed;
+  }
+}
+
+TEST(TEST_CATEGORY, forward_rank3_and_default_space) {
+  // Rank 3, contiguous and strided, goes through the header-only instantiations.
+  const auto seed = fresh_seed();
+  const std::size_t n0 = 3, n1 = 5, n2 = 7;
+  std::vector<float> xs(n0 * n1 * n2), ys(xs.size());
+  fill_random(seed, xs, ys);
+  Kokkos::View<float***, Kokkos::LayoutRight, Mem> x("x", n0, n1, n2), y("y", n0, n1, n2);
+  Kokkos::View<float****, Kokkos::LayoutLeft, Mem> y_parent("yp", 2, n0, n1, n2);
+  auto y_strided = Kokkos::subview(y_parent, 1, Kokkos::ALL, Kokkos::ALL, Kokkos::ALL);
+  auto hx = Kokkos::create_mirror_view(x);
+  auto hy = Kokkos::create_mirror_view(y);
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    hx.data()[i] = xs[i];
+    hy.data()[i] = ys[i];
+  }
+  Kokkos::deep_copy(x, hx);
+  Kokkos::deep_copy(y, hy);
+  Kokkos::View<float***, Kokkos::LayoutRight, Mem> y_copy("y_copy", n0, n1, n2);
+  Kokkos::deep_copy(y_copy, y);
+  Kokkos::parallel_for(
+      "copy_into_strided", Kokkos::MDRangePolicy<Exec, Kokkos::Rank<3>>({0, 0, 0}, {n0, n1, n2}),
+      KOKKOS_LAMBDA(int i, int j, int k) { y_strided(i, j, k) = y_copy(i, j, k); });
+  const double ref = ref_reduce(xs, ys, Reduction::Mean);
+  for (Algorithm a : kAlgorithms) {
+    EXPECT_NEAR(loss(x, y, Reduction::Mean, a), ref, 1e-6 * ref) << "seed " << seed;
+    EXPECT_NEAR(loss(x, y_strided, Reduction::Mean, a), ref, 1e-6 * ref) << "seed " << seed;
+    Kokkos::View<float, Mem> r("r");
+    loss(x, y_strided, r, Reduction::Sum, a);
+    float got;
+    Kokkos::deep_copy(got, r);
+    EXPECT_NEAR(got, ref * xs.size(), 1e-6 * ref * xs.size()) << "seed " << seed;
+  }
+}
+
+/// N = 2^28 fp32 (2 GiB of inputs): the mean stays within 1e-6 of an fp64 reduction. Runs on device backends, and
+/// on host backends when SOFTMARGIN_TEST_LARGE is set (it takes seconds there).
+TEST(TEST_CATEGORY, forward_mean_accuracy_2pow28) {
+  if (Impl::is_host_space_v<Exec> && std::getenv("SOFTMARGIN_TEST_LARGE") == nullptr)
+    GTEST_SKIP() << "set SOFTMARGIN_TEST_LARGE=1 to run on a host backend";
+  const std::size_t n = std::size_t(1) << 28;
+  const auto seed = fresh_seed();
+  Kokkos::View<float*, Mem> x(Kokkos::view_alloc(Kokkos::WithoutInitializing, "x"), n);
+  Kokkos::View<float*, Mem> y(Kokkos::view_alloc(Kokkos::WithoutInitializing, "y"), n);
+  // Counter-based random inputs (splitmix64), x ~ U(-3, 3), y = +-1.
+  Kokkos::parallel_for(
+      "fill", Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>(0, n), KOKKOS_LAMBDA(std::int64_t i) {
+        std::uint64_t z = seed + 0x9E3779B97F4A7C15ull * static_cast<std::uint64_t>(i + 1);
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        z ^= z >> 31;
+        x(i) = static_cast<float>(-3.0 + 6.0 * static_cast<double>(z >> 11) * 0x1.0p-53);
+        y(i) = (z & 1) ? 1.0f : -1.0f;
+      });
+  double ref = 0;
+  Kokkos::parallel_reduce(
+      "fp64_reference", Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>(0, n),
+      KOKKOS_LAMBDA(std::int64_t i, double& s) {
+        const double z = -static_cast<double>(y(i)) * static_cast<double>(x(i));
+        s += (z > 0 ? z : 0.0) + Kokkos::log1p(Kokkos::exp(-Kokkos::abs(z)));
+      },
+      ref);
+  ref /= static_cast<double>(n);
+  for (Algorithm a : kAlgorithms) {
+    const float got = loss(x, y, Reduction::Mean, a);
+    EXPECT_LE(std::abs(got - ref) / ref, 1e-6) << "seed " << seed << " algorithm " << to_string(a) << " got " << got
+                                               << " ref " << ref;
+  }
+}
+
+}  // namespace softmargin::test

@@ -1,0 +1,145 @@
+// Test helpers: device views of every layout filled from host data, and the fp64 reference.
+#ifndef SOFTMARGIN_TEST_UTILS_HPP
+#define SOFTMARGIN_TEST_UTILS_HPP
+
+#include <SoftMargin.hpp>
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace softmargin::test {
+
+/// Fresh seed per test, printed with every failure.
+inline std::uint64_t fresh_seed() {
+  static std::random_device rd;
+  return (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
+}
+
+/// The fp64 reference loss, from the same (rounded) inputs.
+inline double ref_loss(double x, double y) {
+  const double z = -y * x;
+  if (std::isnan(z)) return std::numeric_limits<double>::quiet_NaN();
+  return std::max(z, 0.0) + std::log1p(std::exp(-std::abs(z)));
+}
+
+/// A view of type ViewType on the test's execution space, made so that its layout really is what it says:
+/// LayoutStride views are non-contiguous (every other element of a larger allocation).
+template <class ViewType>
+struct DeviceData {
+  using view_type = ViewType;
+  using T = typename ViewType::non_const_value_type;
+  static constexpr int rank = static_cast<int>(ViewType::rank());
+  static constexpr bool strided = std::is_same_v<typename ViewType::array_layout, Kokkos::LayoutStride>;
+  using parent_type =
+      std::conditional_t<strided,
+                         Kokkos::View<typename softmargin::Impl::add_rank<T, rank + 1>::type, Kokkos::LayoutRight,
+                                      typename ViewType::memory_space>,
+                         Kokkos::View<typename softmargin::Impl::add_rank<T, rank>::type,
+                                      typename ViewType::array_layout, typename ViewType::memory_space>>;
+
+  std::array<std::size_t, rank> shape;
+  parent_type parent;
+  view_type view;
+
+  explicit DeviceData(std::array<std::size_t, rank> s, const std::string& label = "data") : shape(s) {
+    if constexpr (strided) {
+      if constexpr (rank == 1) {
+        parent = parent_type(label, s[0], 2);
+        view = Kokkos::subview(parent, Kokkos::ALL, 1);
+      } else {
+        parent = parent_type(label, s[0], s[1], 2);
+        view = Kokkos::subview(parent, Kokkos::ALL, Kokkos::ALL, 1);
+      }
+    } else {
+      if constexpr (rank == 1) parent = parent_type(label, s[0]);
+      else parent = parent_type(label, s[0], s[1]);
+      view = parent;
+    }
+  }
+
+  std::size_t size() const {
+    std::size_t n = 1;
+    for (auto e : shape) n *= e;
+    return n;
+  }
+
+  /// Writes values (row-major logical order) into the view; the rest of the parent is filled with `fill`.
+  void upload(const std::vector<T>& values, T fill = T(-7)) {
+    auto host = Kokkos::create_mirror_view(parent);
+    Kokkos::deep_copy(host, fill);
+    for (std::size_t i = 0; i < values.size(); ++i) host_at(host, i) = values[i];
+    Kokkos::deep_copy(parent, host);
+  }
+
+  /// The view's values in row-major logical order.
+  std::vector<T> download() const {
+    auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), parent);
+    std::vector<T> out(size());
+    for (std::size_t i = 0; i < out.size(); ++i) out[i] = host_at(host, i);
+    return out;
+  }
+
+  /// Every parent element (to check that nothing outside the view, or nothing at all, was written).
+  std::vector<T> download_parent() const {
+    auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), parent);
+    return std::vector<T>(host.data(), host.data() + host.span());
+  }
+
+ private:
+  template <class H>
+  T& host_at(const H& host, std::size_t i) const {
+    const std::size_t last = strided ? 1 : 0;
+    if constexpr (rank == 1) {
+      if constexpr (strided) return host(i, last);
+      else return host(i);
+    } else {
+      const std::size_t i0 = i / shape[1], i1 = i % shape[1];
+      if constexpr (strided) return host(i0, i1, last);
+      else return host(i0, i1);
+    }
+  }
+};
+
+/// Random inputs: x ~ U(-3, 3), y in {-1, +1}.
+template <class T>
+void fill_random(std::uint64_t seed, std::vector<T>& x, std::vector<T>& y) {
+  std::mt19937_64 gen(seed);
+  std::uniform_real_distribution<double> ux(-3.0, 3.0);
+  std::bernoulli_distribution coin(0.5);
+  for (auto& v : x) v = static_cast<T>(ux(gen));
+  for (auto& v : y) v = coin(gen) ? T(1) : T(-1);
+}
+
+/// fp64 reference of a reduction over the (rounded) inputs; Kahan-free but exact enough: terms are summed in long
+/// double.
+template <class T>
+double ref_reduce(const std::vector<T>& x, const std::vector<T>& y, softmargin::Reduction r) {
+  long double s = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) s += ref_loss(x[i], y[i]);
+  if (r == softmargin::Reduction::Mean) return static_cast<double>(s / static_cast<long double>(x.size()));
+  return static_cast<double>(s);
+}
+
+/// Bound on |got - ref| for one fp element: a few ulps, relative to the loss and to the size of the margin.
+template <class T>
+double elem_tol(double x, double y, double ref) {
+  const double eps = std::numeric_limits<T>::epsilon();
+  return 4 * eps * (1 + std::abs(x * y)) * std::max(std::abs(ref), std::numeric_limits<double>::min()) +
+         4 * std::numeric_limits<T>::denorm_min();
+}
+
+/// Relative accuracy the reductions must reach: 1e-6 for float (the product's bound), 1e-12 for double.
+template <class T>
+constexpr double reduce_rtol() {
+  return sizeof(T) < sizeof(double) ? 1e-6 : 1e-12;
+}
+
+}  // namespace softmargin::test
+
+#endif
