@@ -248,9 +248,7 @@ TEST(TEST_CATEGORY, forward_rank3_and_default_space) {
   Kokkos::deep_copy(y, hy);
   Kokkos::View<float***, Kokkos::LayoutRight, Mem> y_copy("y_copy", n0, n1, n2);
   Kokkos::deep_copy(y_copy, y);
-  Kokkos::parallel_for(
-      "copy_into_strided", Kokkos::MDRangePolicy<Exec, Kokkos::Rank<3>>({0, 0, 0}, {n0, n1, n2}),
-      KOKKOS_LAMBDA(int i, int j, int k) { y_strided(i, j, k) = y_copy(i, j, k); });
+  copy_rank3<Exec>(y_strided, y_copy);
   const double ref = ref_reduce(xs, ys, Reduction::Mean);
   for (Algorithm a : kAlgorithms) {
     EXPECT_NEAR(loss(x, y, Reduction::Mean, a), ref, 1e-6 * ref) << "seed " << seed;
@@ -272,25 +270,8 @@ TEST(TEST_CATEGORY, forward_mean_accuracy_2pow28) {
   const auto seed = fresh_seed();
   Kokkos::View<float*, Mem> x(Kokkos::view_alloc(Kokkos::WithoutInitializing, "x"), n);
   Kokkos::View<float*, Mem> y(Kokkos::view_alloc(Kokkos::WithoutInitializing, "y"), n);
-  // Counter-based random inputs (splitmix64), x ~ U(-3, 3), y = +-1.
-  Kokkos::parallel_for(
-      "fill", Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>(0, n), KOKKOS_LAMBDA(std::int64_t i) {
-        std::uint64_t z = seed + 0x9E3779B97F4A7C15ull * static_cast<std::uint64_t>(i + 1);
-        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-        z ^= z >> 31;
-        x(i) = static_cast<float>(-3.0 + 6.0 * static_cast<double>(z >> 11) * 0x1.0p-53);
-        y(i) = (z & 1) ? 1.0f : -1.0f;
-      });
-  double ref = 0;
-  Kokkos::parallel_reduce(
-      "fp64_reference", Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>(0, n),
-      KOKKOS_LAMBDA(std::int64_t i, double& s) {
-        const double z = -static_cast<double>(y(i)) * static_cast<double>(x(i));
-        s += (z > 0 ? z : 0.0) + Kokkos::log1p(Kokkos::exp(-Kokkos::abs(z)));
-      },
-      ref);
-  ref /= static_cast<double>(n);
+  fill_counter_random<Exec>(x, y, seed);
+  const double ref = fp64_mean<Exec>(x, y);
   for (Algorithm a : kAlgorithms) {
     const float got = loss(x, y, Reduction::Mean, a);
     EXPECT_LE(std::abs(got - ref) / ref, 1e-6) << "seed " << seed << " algorithm " << to_string(a) << " got " << got

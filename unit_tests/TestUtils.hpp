@@ -140,6 +140,44 @@ constexpr double reduce_rtol() {
   return sizeof(T) < sizeof(double) ? 1e-6 : 1e-12;
 }
 
+/// dst = src for rank-3 views on Exec (any layouts).
+template <class Exec, class D, class S>
+void copy_rank3(const D& dst, const S& src) {
+  Kokkos::parallel_for(
+      "copy_rank3",
+      Kokkos::MDRangePolicy<Exec, Kokkos::Rank<3>>({0, 0, 0}, {src.extent(0), src.extent(1), src.extent(2)}),
+      KOKKOS_LAMBDA(int i, int j, int k) { dst(i, j, k) = src(i, j, k); });
+}
+
+/// Counter-based random inputs on the device (splitmix64): x ~ U(-3, 3), y = +-1.
+template <class Exec, class V>
+void fill_counter_random(const V& x, const V& y, std::uint64_t seed) {
+  Kokkos::parallel_for(
+      "fill_counter_random", Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>(0, x.extent(0)),
+      KOKKOS_LAMBDA(std::int64_t i) {
+        std::uint64_t z = seed + 0x9E3779B97F4A7C15ull * static_cast<std::uint64_t>(i + 1);
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        z ^= z >> 31;
+        x(i) = static_cast<typename V::value_type>(-3.0 + 6.0 * static_cast<double>(z >> 11) * 0x1.0p-53);
+        y(i) = (z & 1) ? 1 : -1;
+      });
+}
+
+/// fp64 mean of the losses of rank-1 x and y, reduced on the device (for sizes too large to copy to the host).
+template <class Exec, class V>
+double fp64_mean(const V& x, const V& y) {
+  double sum = 0;
+  Kokkos::parallel_reduce(
+      "fp64_reference", Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>(0, x.extent(0)),
+      KOKKOS_LAMBDA(std::int64_t i, double& s) {
+        const double z = -static_cast<double>(y(i)) * static_cast<double>(x(i));
+        s += (z > 0 ? z : 0.0) + Kokkos::log1p(Kokkos::exp(-Kokkos::abs(z)));
+      },
+      sum);
+  return sum / static_cast<double>(x.extent(0));
+}
+
 }  // namespace softmargin::test
 
 #endif

@@ -81,7 +81,7 @@ struct LossSumTeamFunctor {
   Index n;
   A divisor;
 
-  static std::size_t scratch_bytes(int team_size) { return sizeof(A) * static_cast<std::size_t>(team_size + 1); }
+  KOKKOS_INLINE_FUNCTION static std::size_t scratch_bytes(int team_size) { return sizeof(A) * static_cast<std::size_t>(team_size + 1); }
 
   KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
     const int ts = team.team_size();

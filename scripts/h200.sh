@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# One device call on the H200: build Kokkos (CUDA, sm_90) and the project from the carried sources in .deps/,
+# run the CUDA unit tests, the reference problem and the forward benchmark. Logs and CSVs go to $OUT.
+# Usage (through the device tool, carrying .deps): bash scripts/h200.sh [perf sizes]
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT="${OUT:-$PWD/out}"
+mkdir -p "$OUT"
+sizes="${1:-512x4096,2^20,2^22,2^24,2^26,2^28}"
+export PATH="$PATH:/usr/local/cuda/bin"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$OUT/gpu.txt"
+cmake --version | head -1
+t0=$(date +%s)
+cmake --preset cuda -DSOFTMARGIN_KOKKOS_SOURCE="$PWD/.deps/kokkos_5.0.2.orig.tar.gz" \
+  -DSOFTMARGIN_GTEST_SOURCE="$PWD/.deps/googletest" > "$OUT/configure.log" 2>&1 || { tail -50 "$OUT/configure.log"; exit 1; }
+cmake --build --preset cuda -j "$(nproc)" > "$OUT/build.log" 2>&1 || { grep -B2 -A10 error "$OUT/build.log" | head -80; exit 1; }
+echo "build: $(( $(date +%s) - t0 )) s"
+ctest --preset cuda --output-on-failure 2>&1 | tee "$OUT/ctest.log" | tail -15
+build/cuda/unit_tests/softmargin_unit_tests_cuda 2>&1 | tail -5
+build/cuda/examples/softmargin_reference_problem 2>&1 | tee "$OUT/reference.log"
+build/cuda/perf_tests/softmargin_perf_forward --sizes "$sizes" --csv "$OUT/perf_forward.csv" 2>&1 | tee "$OUT/perf_forward.txt"
