@@ -14,15 +14,6 @@ constexpr Algorithm kAlgorithms[] = {Algorithm::Auto, Algorithm::RangeReduce, Al
 template <class T, int Rank, class Layout>
 using ViewOf = Kokkos::View<typename Impl::add_rank<T, Rank>::type, Layout, Mem>;
 
-/// One combination of value type and the layouts of x, y and (for none) out.
-template <class T, class LX, class LY, class LO>
-struct Case {
-  using value_type = T;
-  using x_layout = LX;
-  using y_layout = LY;
-  using out_layout = LO;
-};
-
 /// Runs every algorithm and reduction on (x, y) of the given shape and compares with the fp64 reference.
 template <class C, int Rank>
 void check_all(const std::array<std::size_t, Rank>& shape, const std::vector<typename C::value_type>& xs,

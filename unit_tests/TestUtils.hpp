@@ -15,6 +15,15 @@
 
 namespace softmargin::test {
 
+/// One combination of value type and the layouts of x, y and (for outputs) out.
+template <class T, class LX, class LY, class LO>
+struct Case {
+  using value_type = T;
+  using x_layout = LX;
+  using y_layout = LY;
+  using out_layout = LO;
+};
+
 /// Fresh seed per test, printed with every failure.
 inline std::uint64_t fresh_seed() {
   static std::random_device rd;

@@ -23,6 +23,24 @@ KOKKOS_FORCEINLINE_FUNCTION T loss(const T x, const T y) {
   return pos + Kokkos::log1p(Kokkos::exp(-Kokkos::abs(z)));
 }
 
+/// d loss / d x = -y sigmoid(z), z = -y x, with sigmoid(z) = 1 / (1 + e) for z >= 0 and e / (1 + e) below,
+/// e = exp(-|z|): no overflow at any margin (the gradient tends to 0 or to -y), NaN in gives NaN out.
+template <class T>
+KOKKOS_FORCEINLINE_FUNCTION T dloss_dx(const T x, const T y) {
+  const T z = -y * x;
+  const T e = Kokkos::exp(-Kokkos::abs(z));
+  return -y * ((z >= T(0) ? T(1) : e) / (T(1) + e));
+}
+
+/// loss(x, y), and d loss / d x into grad, sharing exp(-|z|).
+template <class T>
+KOKKOS_FORCEINLINE_FUNCTION T loss_and_dloss_dx(const T x, const T y, T& grad) {
+  const T z = -y * x;
+  const T e = Kokkos::exp(-Kokkos::abs(z));
+  grad = -y * ((z >= T(0) ? T(1) : e) / (T(1) + e));
+  return (z > T(0) ? z : T(0)) + Kokkos::log1p(e);
+}
+
 }  // namespace softmargin::Impl
 
 #endif

@@ -146,6 +146,39 @@ bool overlaps(const A& a, const B& b) {
   return a0 < b1 && b0 < a1;
 }
 
+/// An output may share memory with an input only as the same elements in the same contiguous order (in place).
+template <class Out, class In, class... All>
+void check_alias(const char* where, const char* out_name, const Out& out, const char* in_name, const In& in,
+                 const All&... all) {
+  if (!overlaps(out, in)) return;
+  const bool in_place = Out::rank() != 0 && static_cast<const void*>(in.data()) == static_cast<const void*>(out.data()) &&
+                        std::is_same_v<typename Out::non_const_value_type, typename In::non_const_value_type> &&
+                        (memory_orders(out) & memory_orders(in) & (memory_orders(all) & ... & ~0u)) != 0;
+  if (!in_place) {
+    throw std::invalid_argument(std::string(where) + ": " + out_name + " overlaps the memory of " + in_name +
+                                (Out::rank() == 0 ? std::string()
+                                                  : std::string("; in place is supported only as the same elements "
+                                                                "of a contiguous View")));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Canonical views of a call: flat (rank 1, memory order) when every view of the call maps logical element i to
+// data()[i] in one common order, else strided views of the original rank.
+
+template <class Exec, bool Flat, class T, class V>
+auto canonical(const V& v) {
+  using Mem = typename V::memory_space;
+  if constexpr (V::rank() == 0) return ScalarView<T, Exec, Mem>(v.data());
+  else if constexpr (Flat) return FlatView<T, Exec, Mem>(v.data(), v.size());
+  else return StridedView<T, static_cast<int>(V::rank()), Exec, Mem>(v);
+}
+
+template <class... Views>
+bool flat_compatible(const Views&... views) {
+  return (memory_orders(views) & ... & ~0u) != 0;
+}
+
 }  // namespace softmargin::Impl
 
 #endif

@@ -1,0 +1,262 @@
+// SoftMargin: the kernels (one functor per algorithm) and their launchers, generic over the element operation.
+#ifndef SOFTMARGIN_IMPL_KERNELS_HPP
+#define SOFTMARGIN_IMPL_KERNELS_HPP
+
+#include <Kokkos_Core.hpp>
+
+#include <climits>
+#include <cstdint>
+#include <type_traits>
+
+#include "SoftMargin_Ops.hpp"
+#include "SoftMargin_Types.hpp"
+#include "SoftMargin_Workspace.hpp"
+
+namespace softmargin::Impl {
+
+// ---------------------------------------------------------------------------------------------------------------
+// Reduction functors: sum what Op returns for every element, divide by `divisor` (1 for sum, N for mean).
+
+/// Algorithm::RangeReduce: Kokkos::parallel_reduce over a RangePolicy.
+template <class Op, class Index>
+struct SumFunctor {
+  using value_type = typename Op::accum_type;
+  Op op;
+  value_type divisor;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const Index i, value_type& sum) const { sum += op(i, op.scale()); }
+  KOKKOS_INLINE_FUNCTION void init(value_type& sum) const { sum = value_type(0); }
+  KOKKOS_INLINE_FUNCTION void join(value_type& dst, const value_type& src) const { dst += src; }
+  KOKKOS_INLINE_FUNCTION void final(value_type& sum) const { sum /= divisor; }
+};
+
+/// Writes a device accumulator into the result in the result's type (one thread).
+template <class AV, class RV>
+struct StoreResultFunctor {
+  AV accumulator;
+  RV result;
+  KOKKOS_INLINE_FUNCTION void operator()(const int) const {
+    result() = static_cast<typename RV::non_const_value_type>(accumulator());
+  }
+};
+
+/// Tree sum of one value per team member in team scratch `s` (team_size slots), returned to every member. Any team
+/// size: the members above the largest power of two fold in first.
+template <class Member, class A>
+KOKKOS_INLINE_FUNCTION A team_tree_sum(const Member& team, A* s, const A value) {
+  const int n = team.team_size();
+  const int r = team.team_rank();
+  s[r] = value;
+  team.team_barrier();
+  int p = 1;
+  while (2 * p <= n) p *= 2;
+  if (r < n - p) s[r] += s[r + p];
+  team.team_barrier();
+  for (int w = p / 2; w > 0; w /= 2) {
+    if (r < w) s[r] += s[r + w];
+    team.team_barrier();
+  }
+  const A total = s[0];
+  team.team_barrier();  // s may be reused as soon as this returns
+  return total;
+}
+
+/// Algorithm::TeamScratch, in one launch: each team sums its grid-stride share of the elements, reduces in team
+/// scratch, publishes its partial; the last team to finish (atomic ticket) combines the partials into the result.
+template <class Exec, class Op, class RV, class Index>
+struct SumTeamFunctor {
+  using A = typename Op::accum_type;
+  using policy_type = Kokkos::TeamPolicy<Exec, Kokkos::IndexType<Index>>;
+  using member_type = typename policy_type::member_type;
+  using memory_space = typename Exec::memory_space;
+  using unmanaged = Kokkos::MemoryTraits<Kokkos::Unmanaged>;
+
+  Op op;
+  RV result;
+  Kokkos::View<A*, memory_space, unmanaged> partials;
+  Kokkos::View<unsigned, memory_space, unmanaged> ticket;
+  Index n;
+  A divisor;
+
+  KOKKOS_INLINE_FUNCTION static std::size_t scratch_bytes(int team_size) {
+    return sizeof(A) * static_cast<std::size_t>(team_size + 1);
+  }
+
+  KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
+    const int ts = team.team_size();
+    const int r = team.team_rank();
+    A* s = static_cast<A*>(team.team_shmem().get_shmem(scratch_bytes(ts)));
+
+    const auto scale = op.scale();
+    A sum(0);
+    const Index stride = static_cast<Index>(team.league_size()) * ts;
+    for (Index i = static_cast<Index>(team.league_rank()) * ts + r; i < n; i += stride) sum += op(i, scale);
+    sum = team_tree_sum(team, s, sum);
+
+    if (r == 0) {
+      partials(team.league_rank()) = sum;
+      Kokkos::memory_fence();  // the partial is visible before the ticket is taken
+      const unsigned done = Kokkos::atomic_fetch_add(&ticket(), 1u);
+      s[ts] = (done + 1 == static_cast<unsigned>(team.league_size())) ? A(1) : A(0);
+    }
+    team.team_barrier();
+    if (s[ts] == A(0)) return;
+
+    // The last team: every other partial has been published.
+    Kokkos::memory_fence();
+    A total(0);
+    for (int t = r; t < team.league_size(); t += ts) total += Kokkos::atomic_load(&partials(t));
+    total = team_tree_sum(team, s, total);
+    if (r == 0) {
+      result() = static_cast<typename RV::non_const_value_type>(total / divisor);
+      ticket() = 0u;  // ready for the next launch on this workspace
+    }
+  }
+};
+
+// ---------------------------------------------------------------------------------------------------------------
+// Map functors: apply Op to every element (reduction none, gradients).
+
+template <class Op, class Index>
+struct MapFunctor {
+  Op op;
+  KOKKOS_INLINE_FUNCTION void operator()(const Index i) const { op(i, op.scale()); }
+};
+
+template <class Exec, class Op, class Index>
+struct MapTeamFunctor {
+  using member_type = typename Kokkos::TeamPolicy<Exec, Kokkos::IndexType<Index>>::member_type;
+  Op op;
+  Index n;
+  KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
+    const auto scale = op.scale();
+    const Index stride = static_cast<Index>(team.league_size()) * team.team_size();
+    for (Index i = static_cast<Index>(team.league_rank()) * team.team_size() + team.team_rank(); i < n; i += stride)
+      op(i, scale);
+  }
+};
+
+// ---------------------------------------------------------------------------------------------------------------
+// Launch configuration.
+
+/// 32-bit indices while every index a kernel forms (up to n plus one grid stride) fits, else 64-bit.
+inline bool fits_int32(std::size_t n) { return n <= static_cast<std::size_t>(INT_MAX / 2); }
+
+struct TeamShape {
+  int team_size;
+  int league_size;
+};
+
+/// A grid that fills the machine once (grid-stride loops cover the rest), never more teams than tiles.
+template <class Exec>
+TeamShape team_shape(const Exec& space, std::size_t n, int max_league) {
+  const int ts = is_host_space_v<Exec> ? 1 : 256;
+  const std::size_t fill = static_cast<std::size_t>(space.concurrency()) / static_cast<std::size_t>(ts);
+  std::size_t league = (n + ts - 1) / ts;
+  if (league > fill) league = fill;
+  if (league > static_cast<std::size_t>(max_league)) league = static_cast<std::size_t>(max_league);
+  if (league < 1) league = 1;
+  return {ts, static_cast<int>(league)};
+}
+
+/// What Algorithm::Auto means for a backend (measurements: docs/PERFORMANCE.md).
+template <class Exec>
+Algorithm resolve(Algorithm a) {
+  if (a != Algorithm::Auto) return a;
+  // Device: one launch instead of parallel_reduce plus a result-conversion kernel. Host: no team barriers.
+  return is_host_space_v<Exec> ? Algorithm::RangeReduce : Algorithm::TeamScratch;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Launchers: the class templates that src/ instantiates explicitly (SoftMargin_ETI.hpp).
+
+/// Sum (or mean) of Op over n elements into the rank-0 View result. Kernels are labelled Op::label + algorithm.
+template <class Exec, class Op, class RV>
+struct Reduce {
+  static void run(const Exec& space, const Op& op, std::size_t n, const RV& result, Reduction reduction,
+                  Algorithm algorithm);
+};
+
+/// Op applied to each of n elements.
+template <class Exec, class Op>
+struct Map {
+  static void run(const Exec& space, const Op& op, std::size_t n, Algorithm algorithm);
+};
+
+template <class Exec, class Op, class RV, class Index>
+void reduce_range(const char* label, const Exec& space, const Op& op, std::size_t n, const RV& result,
+                  typename Op::accum_type divisor) {
+  using A = typename Op::accum_type;
+  using functor = SumFunctor<Op, Index>;
+  const Kokkos::RangePolicy<Exec, Kokkos::IndexType<Index>> policy(space, 0, static_cast<Index>(n));
+  if constexpr (std::is_same_v<A, typename RV::non_const_value_type>) {
+    Kokkos::parallel_reduce(label, policy, functor{op, divisor}, result);
+  } else if constexpr (is_host_space_v<Exec>) {
+    A value{};  // host backends reduce synchronously
+    Kokkos::parallel_reduce(label, policy, functor{op, divisor}, value);
+    result() = static_cast<typename RV::non_const_value_type>(value);
+  } else {
+    // Accumulate in A on the device, then convert: both kernels under one workspace lease.
+    auto ws = Workspace<Exec, A>::acquire(space, Workspace<Exec, A>::max_teams);
+    const auto acc = ws->accumulator();
+    Kokkos::parallel_reduce(label, policy, functor{op, divisor}, acc);
+    Kokkos::parallel_for("softmargin::store_result", Kokkos::RangePolicy<Exec>(space, 0, 1),
+                         StoreResultFunctor<decltype(acc), RV>{acc, result});
+  }
+}
+
+template <class Exec, class Op, class RV, class Index>
+void reduce_team(const char* label, const Exec& space, const Op& op, std::size_t n, const RV& result,
+                 typename Op::accum_type divisor) {
+  using A = typename Op::accum_type;
+  using functor = SumTeamFunctor<Exec, Op, RV, Index>;
+  const auto shape = team_shape(space, n, Workspace<Exec, A>::max_teams);
+  auto ws = Workspace<Exec, A>::acquire(space, shape.league_size);
+  typename functor::policy_type policy(space, shape.league_size, shape.team_size);
+  policy.set_scratch_size(0, Kokkos::PerTeam(functor::scratch_bytes(shape.team_size)));
+  Kokkos::parallel_for(label, policy, functor{op, result, ws->partials, ws->ticket, static_cast<Index>(n), divisor});
+}
+
+template <class Exec, class Op, class RV>
+void Reduce<Exec, Op, RV>::run(const Exec& space, const Op& op, std::size_t n, const RV& result, Reduction reduction,
+                               Algorithm algorithm) {
+  using A = typename Op::accum_type;
+  if (n == 0) {  // sum of nothing is 0; mean of nothing is 0/0 = NaN, as in PyTorch
+    const A empty = reduction == Reduction::Mean ? A(0) / A(0) : A(0);
+    Kokkos::deep_copy(space, result, static_cast<typename RV::non_const_value_type>(empty));
+    return;
+  }
+  const A divisor = reduction == Reduction::Mean ? static_cast<A>(n) : A(1);
+  const bool int32 = fits_int32(n);
+  if (resolve<Exec>(algorithm) == Algorithm::TeamScratch) {
+    if (int32) reduce_team<Exec, Op, RV, int>(Op::team_label, space, op, n, result, divisor);
+    else reduce_team<Exec, Op, RV, std::int64_t>(Op::team_label, space, op, n, result, divisor);
+  } else {
+    if (int32) reduce_range<Exec, Op, RV, int>(Op::range_label, space, op, n, result, divisor);
+    else reduce_range<Exec, Op, RV, std::int64_t>(Op::range_label, space, op, n, result, divisor);
+  }
+}
+
+template <class Exec, class Op, class Index>
+void map(const Exec& space, const Op& op, std::size_t n, Algorithm algorithm) {
+  if (resolve<Exec>(algorithm) == Algorithm::TeamScratch) {
+    const auto shape = team_shape(space, n, INT_MAX);
+    Kokkos::parallel_for(Op::team_label,
+                         Kokkos::TeamPolicy<Exec, Kokkos::IndexType<Index>>(space, shape.league_size, shape.team_size),
+                         MapTeamFunctor<Exec, Op, Index>{op, static_cast<Index>(n)});
+  } else {
+    Kokkos::parallel_for(Op::range_label, Kokkos::RangePolicy<Exec, Kokkos::IndexType<Index>>(space, 0, static_cast<Index>(n)),
+                         MapFunctor<Op, Index>{op});
+  }
+}
+
+template <class Exec, class Op>
+void Map<Exec, Op>::run(const Exec& space, const Op& op, std::size_t n, Algorithm algorithm) {
+  if (n == 0) return;
+  if (fits_int32(n)) map<Exec, Op, int>(space, op, n, algorithm);
+  else map<Exec, Op, std::int64_t>(space, op, n, algorithm);
+}
+
+}  // namespace softmargin::Impl
+
+#endif
