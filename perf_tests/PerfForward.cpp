@@ -1,4 +1,4 @@
-// Forward-pass benchmark: every SoftMargin algorithm next to the peers on the same x and y.
+// Benchmark: every SoftMargin algorithm and pass next to the peers on the same x and y.
 //
 //   softmargin_perf_forward [--sizes 2^21,512x4096,...] [--reps N] [--csv FILE]
 //
@@ -113,6 +113,8 @@ struct Row {
   std::size_t n;
   Timing t;
   double rel_err;
+  int bytes_per_element = 8;  ///< compulsory traffic: 8 for x and y read, 12 when a gradient is written too
+  std::string peer = "cublasSdot";  ///< the peer moving the same bytes, for the ratio column
 };
 
 }  // namespace
@@ -189,6 +191,8 @@ int main(int argc, char* argv[]) {
       }
       rows.push_back({shape.name, variant, n, time_call(space, fn, reps), err});
     };
+    Kokkos::View<float**, Kokkos::LayoutRight, Mem> grad(Kokkos::view_alloc(Kokkos::WithoutInitializing, "grad"),
+                                                         shape.rows, shape.cols);
     const double nan = std::nan("");
     add("softmargin auto", [&] { softmargin::loss(space, x, y, result); }, nan);
     add("softmargin range_reduce",
@@ -197,7 +201,45 @@ int main(int argc, char* argv[]) {
     add("softmargin team_scratch",
         [&] { softmargin::loss(space, x, y, result, softmargin::Reduction::Mean, softmargin::Algorithm::TeamScratch); },
         nan);
+    {
+      // Gradient passes: 12 bytes per element (x, y read; grad_x written). The fused pass is checked through its
+      // loss; the backward pass through the sum of its gradient against the fp64 one.
+      add("softmargin loss_and_grad", [&] { softmargin::loss_and_grad(space, x, y, result, grad); }, nan);
+      rows.back().bytes_per_element = 12;
+      rows.back().peer = "cublasSaxpy";
+      softmargin::backward(space, x, y, 1.0f, grad);
+      double gsum = 0, gref = 0;
+      Kokkos::parallel_reduce(
+          "grad_check", Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>(0, n),
+          KOKKOS_LAMBDA(std::int64_t i, double& s) { s += grad(i / cols, i % cols); }, gsum);
+      Kokkos::parallel_reduce(
+          "grad_reference", Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>(0, n),
+          KOKKOS_LAMBDA(std::int64_t i, double& s) {
+            const double xi = x(i / cols, i % cols), yi = y(i / cols, i % cols), z = -yi * xi;
+            s += -yi / (1.0 + Kokkos::exp(-z)) / static_cast<double>(n);
+          },
+          gref);
+      const double gerr = std::abs(gsum - gref) / std::abs(gref);
+      if (!(gerr < 1e-4)) {
+        std::fprintf(stderr, "CHECK FAILED: backward at %s: gradient sum %.9g, fp64 %.9g\n", shape.name.c_str(), gsum,
+                     gref);
+        std::exit(1);
+      }
+      rows.push_back({shape.name, "softmargin backward", n,
+                      time_call(space, [&] { softmargin::backward(space, x, y, 1.0f, grad); }, reps), gerr, 12,
+                      "cublasSaxpy"});
+    }
 #if defined(KOKKOS_ENABLE_CUDA)
+    {
+      // cublasSaxpy moves the gradient passes' bytes: reads x and y, writes y (here a scratch copy).
+      const int n32s = static_cast<int>(n);
+      const float alpha = 1.0f;
+      cublasSetPointerMode(blas, CUBLAS_POINTER_MODE_HOST);
+      rows.push_back({shape.name, "cublasSaxpy (12 B/elem)", n, time_call(space, [&] {
+                        cublasSaxpy(blas, n32s, &alpha, x.data(), 1, grad.data(), 1);
+                      }, reps), nan, 12, "cublasSaxpy"});
+      cublasSetPointerMode(blas, CUBLAS_POINTER_MODE_DEVICE);
+    }
     {
       // cublasSdot reads the same bytes (not the same function: its "error" column is meaningless).
       const int n32 = static_cast<int>(n);
@@ -228,23 +270,26 @@ int main(int argc, char* argv[]) {
   }
 
   // Table: ratio to cublasSdot (CUDA) per size.
-  std::printf("%-10s %-28s %12s %12s %10s %10s %10s\n", "size", "variant", "isolated_us", "pipelined_us",
-              "GB/s(pipe)", "x_sdot", "rel_err");
+  std::printf("%-10s %-28s %12s %12s %10s %8s %8s %-12s %10s\n", "size", "variant", "isolated_us", "pipelined_us",
+              "GB/s(pipe)", "x_iso", "x_pipe", "peer", "rel_err");
   std::ofstream out;
   if (!csv.empty()) {
     out.open(csv);
-    out << "size,n,variant,isolated_us,pipelined_us,gbps_pipelined,ratio_to_sdot_pipelined,rel_err\n";
+    out << "size,n,variant,isolated_us,pipelined_us,gbps_pipelined,ratio_isolated,ratio_pipelined,peer,rel_err\n";
   }
   for (const Row& r : rows) {
-    double sdot = std::nan("");
+    // Ratio of time to the peer that moves the same bytes, in the same run (NaN without CUDA).
+    Timing peer{std::nan(""), std::nan("")};
     for (const Row& s : rows)
-      if (s.size == r.size && s.variant.rfind("cublasSdot", 0) == 0) sdot = s.t.pipelined_us;
-    const double gbps = 8.0 * static_cast<double>(r.n) / (r.t.pipelined_us * 1e3);
-    std::printf("%-10s %-28s %12.2f %12.2f %10.0f %10.3f %10.2e\n", r.size.c_str(), r.variant.c_str(),
-                r.t.isolated_us, r.t.pipelined_us, gbps, r.t.pipelined_us / sdot, r.rel_err);
+      if (s.size == r.size && s.variant.rfind(r.peer, 0) == 0) peer = s.t;
+    const double gbps = r.bytes_per_element * static_cast<double>(r.n) / (r.t.pipelined_us * 1e3);
+    std::printf("%-10s %-28s %12.2f %12.2f %10.0f %8.3f %8.3f %-12s %10.2e\n", r.size.c_str(), r.variant.c_str(),
+                r.t.isolated_us, r.t.pipelined_us, gbps, r.t.isolated_us / peer.isolated_us,
+                r.t.pipelined_us / peer.pipelined_us, r.peer.c_str(), r.rel_err);
     if (out) {
       out << r.size << ',' << r.n << ',' << r.variant << ',' << r.t.isolated_us << ',' << r.t.pipelined_us << ','
-          << gbps << ',' << r.t.pipelined_us / sdot << ',' << r.rel_err << '\n';
+          << gbps << ',' << r.t.isolated_us / peer.isolated_us << ',' << r.t.pipelined_us / peer.pipelined_us << ','
+          << r.peer << ',' << r.rel_err << '\n';
     }
   }
 #if defined(KOKKOS_ENABLE_CUDA)
