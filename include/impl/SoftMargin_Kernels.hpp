@@ -4,7 +4,9 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <climits>
+#include <cstdlib>
 #include <cstdint>
 #include <type_traits>
 
@@ -77,6 +79,7 @@ struct SumTeamFunctor {
   Kokkos::View<unsigned, memory_space, unmanaged> ticket;
   Index n;
   A divisor;
+  bool packed;  ///< Op::packed and every pointer 16-byte aligned: read W elements per load
 
   KOKKOS_INLINE_FUNCTION static std::size_t scratch_bytes(int team_size) {
     return sizeof(A) * static_cast<std::size_t>(team_size + 1);
@@ -90,7 +93,17 @@ struct SumTeamFunctor {
     const auto scale = op.scale();
     A sum(0);
     const Index stride = static_cast<Index>(team.league_size()) * ts;
-    for (Index i = static_cast<Index>(team.league_rank()) * ts + r; i < n; i += stride) sum += op(i, scale);
+    const Index first = static_cast<Index>(team.league_rank()) * ts + r;
+    if constexpr (Op::packed) {
+      if (packed) {
+        constexpr Index W = Pack<typename Op::value_type>::width;
+        const Index packs = n / W;
+        for (Index p = first; p < packs; p += stride) sum += op.pack(p, scale);
+        for (Index i = packs * W + first; i < n; i += stride) sum += op(i, scale);  // the last n % W elements
+      }
+    }
+    if (!(Op::packed && packed))
+      for (Index i = first; i < n; i += stride) sum += op(i, scale);
     sum = team_tree_sum(team, s, sum);
 
     if (r == 0) {
@@ -128,11 +141,21 @@ struct MapTeamFunctor {
   using member_type = typename Kokkos::TeamPolicy<Exec, Kokkos::IndexType<Index>>::member_type;
   Op op;
   Index n;
+  bool packed;  ///< as in SumTeamFunctor
   KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
     const auto scale = op.scale();
     const Index stride = static_cast<Index>(team.league_size()) * team.team_size();
-    for (Index i = static_cast<Index>(team.league_rank()) * team.team_size() + team.team_rank(); i < n; i += stride)
-      op(i, scale);
+    const Index first = static_cast<Index>(team.league_rank()) * team.team_size() + team.team_rank();
+    if constexpr (Op::packed) {
+      if (packed) {
+        constexpr Index W = Pack<typename Op::value_type>::width;
+        const Index packs = n / W;
+        for (Index p = first; p < packs; p += stride) op.pack(p, scale);
+        for (Index i = packs * W + first; i < n; i += stride) op(i, scale);
+        return;
+      }
+    }
+    for (Index i = first; i < n; i += stride) op(i, scale);
   }
 };
 
@@ -147,11 +170,36 @@ struct TeamShape {
   int league_size;
 };
 
+/// Whether the team kernels may read and write Op's views W elements at a time.
+template <class Op>
+bool use_packs(const Op& op) {
+  if constexpr (Op::packed) return op.aligned();
+  else return false;
+}
+
+/// Team size and grid of the TeamPolicy kernels on device backends; SOFTMARGIN_TEAM_SIZE and
+/// SOFTMARGIN_TEAMS_PER_SLOT override them (read once, for tuning runs of the benchmark).
+struct TeamTuning {
+  int team_size = 256;
+  int fill_divisor = 1;  ///< the grid holds concurrency / (team_size * fill_divisor) teams
+  static const TeamTuning& get() {
+    static const TeamTuning t = [] {
+      TeamTuning v;
+      if (const char* e = std::getenv("SOFTMARGIN_TEAM_SIZE")) v.team_size = std::max(32, std::atoi(e));
+      if (const char* e = std::getenv("SOFTMARGIN_FILL_DIVISOR")) v.fill_divisor = std::max(1, std::atoi(e));
+      return v;
+    }();
+    return t;
+  }
+};
+
 /// A grid that fills the machine once (grid-stride loops cover the rest), never more teams than tiles.
 template <class Exec>
 TeamShape team_shape(const Exec& space, std::size_t n, int max_league) {
-  const int ts = is_host_space_v<Exec> ? 1 : 256;
-  const std::size_t fill = static_cast<std::size_t>(space.concurrency()) / static_cast<std::size_t>(ts);
+  const TeamTuning& tune = TeamTuning::get();
+  const int ts = is_host_space_v<Exec> ? 1 : tune.team_size;
+  const std::size_t fill = static_cast<std::size_t>(space.concurrency()) /
+                           (static_cast<std::size_t>(ts) * static_cast<std::size_t>(is_host_space_v<Exec> ? 1 : tune.fill_divisor));
   std::size_t league = (n + ts - 1) / ts;
   if (league > fill) league = fill;
   if (league > static_cast<std::size_t>(max_league)) league = static_cast<std::size_t>(max_league);
@@ -214,7 +262,8 @@ void reduce_team(const char* label, const Exec& space, const Op& op, std::size_t
   auto ws = Workspace<Exec, A>::acquire(space, shape.league_size);
   typename functor::policy_type policy(space, shape.league_size, shape.team_size);
   policy.set_scratch_size(0, Kokkos::PerTeam(functor::scratch_bytes(shape.team_size)));
-  Kokkos::parallel_for(label, policy, functor{op, result, ws->partials, ws->ticket, static_cast<Index>(n), divisor});
+  Kokkos::parallel_for(label, policy,
+                       functor{op, result, ws->partials, ws->ticket, static_cast<Index>(n), divisor, use_packs(op)});
 }
 
 template <class Exec, class Op, class RV>
@@ -243,7 +292,7 @@ void map(const Exec& space, const Op& op, std::size_t n, Algorithm algorithm) {
     const auto shape = team_shape(space, n, INT_MAX);
     Kokkos::parallel_for(Op::team_label,
                          Kokkos::TeamPolicy<Exec, Kokkos::IndexType<Index>>(space, shape.league_size, shape.team_size),
-                         MapTeamFunctor<Exec, Op, Index>{op, static_cast<Index>(n)});
+                         MapTeamFunctor<Exec, Op, Index>{op, static_cast<Index>(n), use_packs(op)});
   } else {
     Kokkos::parallel_for(Op::range_label, Kokkos::RangePolicy<Exec, Kokkos::IndexType<Index>>(space, 0, static_cast<Index>(n)),
                          MapFunctor<Op, Index>{op});

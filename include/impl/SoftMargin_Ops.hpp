@@ -5,12 +5,38 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <cstdint>
 #include <type_traits>
 
 #include "SoftMargin_Math.hpp"
 #include "SoftMargin_Views.hpp"
 
 namespace softmargin::Impl {
+
+/// 16 contiguous bytes of T, loaded and stored as one vector (16-byte aligned).
+template <class T>
+struct alignas(16) Pack {
+  static constexpr int width = static_cast<int>(16 / sizeof(T));
+  T v[width];
+};
+
+template <class T, class Index>
+KOKKOS_FORCEINLINE_FUNCTION Pack<std::remove_const_t<T>> load_pack(T* p, const Index i) {
+  return reinterpret_cast<const Pack<std::remove_const_t<T>>*>(p)[i];
+}
+template <class T, class Index>
+KOKKOS_FORCEINLINE_FUNCTION void store_pack(T* p, const Index i, const Pack<T>& v) {
+  reinterpret_cast<Pack<T>*>(p)[i] = v;
+}
+
+/// Whether a view is a FlatView (contiguous rank 1): the only kind the packed (vector) loops read and write.
+template <class V>
+inline constexpr bool is_flat_v = V::rank() == 1 && std::is_same_v<typename V::array_layout, Kokkos::LayoutRight>;
+
+template <class... V>
+bool aligned16(const V&... v) {
+  return ((reinterpret_cast<std::uintptr_t>(v.data()) % 16 == 0) && ...);
+}
 
 /// The upstream gradient of a reduced loss: a device scalar (rank-0 view, may be null) or else a host value, times
 /// 1/divisor (N for mean, 1 for sum).
@@ -41,6 +67,17 @@ struct LossOp {
   KOKKOS_FORCEINLINE_FUNCTION accum_type operator()(const Index i, const value_type) const {
     return static_cast<accum_type>(loss<value_type>(at(x, i), at(y, i)));
   }
+
+  static constexpr bool packed = is_flat_v<XV> && is_flat_v<YV>;
+  bool aligned() const { return aligned16(x, y); }
+  /// Elements [p W, p W + W), accumulated in accum_type (losses near float max must not overflow).
+  template <class Index>
+  KOKKOS_FORCEINLINE_FUNCTION accum_type pack(const Index p, const value_type) const {
+    const auto a = load_pack(x.data(), p), b = load_pack(y.data(), p);
+    accum_type sum(0);
+    for (int k = 0; k < Pack<value_type>::width; ++k) sum += static_cast<accum_type>(loss<value_type>(a.v[k], b.v[k]));
+    return sum;
+  }
 };
 
 /// out_i = loss(x_i, y_i) (reduction none).
@@ -58,6 +95,16 @@ struct LossNoneOp {
   KOKKOS_FORCEINLINE_FUNCTION void operator()(const Index i, const value_type) const {
     const value_type l = loss<value_type>(at(x, i), at(y, i));
     at(out, i) = l;
+  }
+
+  static constexpr bool packed = is_flat_v<XV> && is_flat_v<YV> && is_flat_v<OV>;
+  bool aligned() const { return aligned16(x, y, out); }
+  template <class Index>
+  KOKKOS_FORCEINLINE_FUNCTION void pack(const Index p, const value_type) const {
+    const auto a = load_pack(x.data(), p), b = load_pack(y.data(), p);
+    Pack<value_type> o;
+    for (int k = 0; k < Pack<value_type>::width; ++k) o.v[k] = loss<value_type>(a.v[k], b.v[k]);
+    store_pack(out.data(), p, o);
   }
 };
 
@@ -84,6 +131,21 @@ struct GradOp {
     if constexpr (per_element) at(grad, i) = at(upstream, i) * d;
     else at(grad, i) = s * d;
   }
+
+  static constexpr bool packed = is_flat_v<XV> && is_flat_v<YV> && is_flat_v<GV> && (!per_element || is_flat_v<UpV>);
+  bool aligned() const {
+    if constexpr (per_element) return aligned16(x, y, grad, upstream);
+    else return aligned16(x, y, grad);
+  }
+  template <class Index>
+  KOKKOS_FORCEINLINE_FUNCTION void pack(const Index p, const value_type s) const {
+    const auto a = load_pack(x.data(), p), b = load_pack(y.data(), p);
+    Pack<value_type> g{};
+    if constexpr (per_element) g = load_pack(upstream.data(), p);
+    for (int k = 0; k < Pack<value_type>::width; ++k)
+      g.v[k] = (per_element ? g.v[k] : s) * dloss_dx<value_type>(a.v[k], b.v[k]);
+    store_pack(grad.data(), p, g);
+  }
 };
 
 /// Fused: grad_i = s * dloss/dx(x_i, y_i), returns loss(x_i, y_i) for the reduction, sharing exp(-|z|).
@@ -105,6 +167,21 @@ struct LossGradOp {
     const value_type l = loss_and_dloss_dx<value_type>(at(x, i), at(y, i), g);
     at(grad, i) = s * g;
     return static_cast<accum_type>(l);
+  }
+
+  static constexpr bool packed = is_flat_v<XV> && is_flat_v<YV> && is_flat_v<GV>;
+  bool aligned() const { return aligned16(x, y, grad); }
+  template <class Index>
+  KOKKOS_FORCEINLINE_FUNCTION accum_type pack(const Index p, const value_type s) const {
+    const auto a = load_pack(x.data(), p), b = load_pack(y.data(), p);
+    Pack<value_type> g;
+    accum_type sum(0);
+    for (int k = 0; k < Pack<value_type>::width; ++k) {
+      sum += static_cast<accum_type>(loss_and_dloss_dx<value_type>(a.v[k], b.v[k], g.v[k]));
+      g.v[k] *= s;
+    }
+    store_pack(grad.data(), p, g);
+    return sum;
   }
 };
 
