@@ -147,6 +147,17 @@ int main(int argc, char* argv[]) {
 
   const Exec space;
   std::vector<Row> rows;
+  {
+    // Calibration: the cost of launching an empty Kokkos kernel, the floor under any one-launch call.
+    const int teams = std::max(1, Exec().concurrency() / 256);
+    const auto empty_team = Kokkos::TeamPolicy<Exec>(space, teams, softmargin::Impl::is_host_space_v<Exec> ? 1 : 256);
+    rows.push_back({"-", "empty TeamPolicy kernel", 0, time_call(space, [&] {
+                      Kokkos::parallel_for("empty_team", empty_team, KOKKOS_LAMBDA(const Kokkos::TeamPolicy<Exec>::member_type&) {});
+                    }, reps), std::nan("")});
+    rows.push_back({"-", "empty RangePolicy kernel", 0, time_call(space, [&] {
+                      Kokkos::parallel_for("empty_range", Kokkos::RangePolicy<Exec>(space, 0, 1), KOKKOS_LAMBDA(int) {});
+                    }, reps), std::nan("")});
+  }
   for (const Shape& shape : parse_sizes(sizes)) {
     const std::size_t n = shape.size();
     Kokkos::View<float**, Kokkos::LayoutRight, Mem> x(Kokkos::view_alloc(Kokkos::WithoutInitializing, "x"), shape.rows,
