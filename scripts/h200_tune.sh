@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Tuning run on the H200: only the benchmark (no ETI, no tests: a short build), with the ptxas resource report of
-# its kernels, over team sizes and grid fills. Usage: bash scripts/h200_tune.sh [sizes] [team sizes] [fill divisors]
+# its kernels, over grid sizes (teams per multiprocessor). Usage: bash scripts/h200_tune.sh [sizes] [teams per SM list]
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT="${OUT:-$PWD/out}"
@@ -14,11 +14,8 @@ cmake --build build/cuda-tune -j "$(nproc)" --target softmargin_perf_forward > "
   { grep -B2 -A10 error "$OUT/build.log" | head -80; exit 1; }
 # Resource usage of the project's kernels (mangled names contain 'softmargin').
 grep -A2 "Compiling entry function.*softmargin" "$OUT/build.log" | grep -E "registers|spill" | sort | uniq -c | head -30
-for ts in ${2:-256}; do
-  for fd in ${3:-1}; do
-    echo "== SOFTMARGIN_TEAM_SIZE=$ts SOFTMARGIN_FILL_DIVISOR=$fd"
-    SOFTMARGIN_TEAM_SIZE=$ts SOFTMARGIN_FILL_DIVISOR=$fd build/cuda-tune/perf_tests/softmargin_perf_forward \
-      --sizes "$sizes" --reps 50 --csv "$OUT/tune_${ts}_${fd}.csv" 2>&1 | tee "$OUT/tune_${ts}_${fd}.txt" |
-      grep -E "softmargin|cublas|CUB|empty"
-  done
+for t in ${2:-6}; do
+  echo "== SOFTMARGIN_TEAMS_PER_SM=$t"
+  SOFTMARGIN_TEAMS_PER_SM=$t build/cuda-tune/perf_tests/softmargin_perf_forward --sizes "$sizes" --reps 50 \
+    --csv "$OUT/tune_$t.csv" 2>&1 | tee "$OUT/tune_$t.txt" | grep -E "softmargin|cublas|CUB|empty"
 done

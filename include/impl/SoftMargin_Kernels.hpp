@@ -16,6 +16,15 @@
 
 namespace softmargin::Impl {
 
+/// Team kernels on device backends: 256 threads a team, at most 6 teams resident per multiprocessor (a register
+/// budget of 42 per thread, which every kernel here meets without spilling), and a grid of exactly that many teams
+/// per multiprocessor (docs/PERFORMANCE.md has the measurements behind these numbers).
+inline constexpr int kDeviceTeamSize = 256;
+inline constexpr int kDeviceTeamsPerSM = 6;
+template <class Exec, class Index>
+using TeamPolicyFor = Kokkos::TeamPolicy<Exec, Kokkos::IndexType<Index>,
+                                         Kokkos::LaunchBounds<kDeviceTeamSize, kDeviceTeamsPerSM>>;
+
 // ---------------------------------------------------------------------------------------------------------------
 // Reduction functors: sum what Op returns for every element, divide by `divisor` (1 for sum, N for mean).
 
@@ -68,7 +77,7 @@ KOKKOS_INLINE_FUNCTION A team_tree_sum(const Member& team, A* s, const A value) 
 template <class Exec, class Op, class RV, class Index>
 struct SumTeamFunctor {
   using A = typename Op::accum_type;
-  using policy_type = Kokkos::TeamPolicy<Exec, Kokkos::IndexType<Index>>;
+  using policy_type = TeamPolicyFor<Exec, Index>;
   using member_type = typename policy_type::member_type;
   using memory_space = typename Exec::memory_space;
   using unmanaged = Kokkos::MemoryTraits<Kokkos::Unmanaged>;
@@ -138,7 +147,8 @@ struct MapFunctor {
 
 template <class Exec, class Op, class Index>
 struct MapTeamFunctor {
-  using member_type = typename Kokkos::TeamPolicy<Exec, Kokkos::IndexType<Index>>::member_type;
+  using policy_type = TeamPolicyFor<Exec, Index>;
+  using member_type = typename policy_type::member_type;
   Op op;
   Index n;
   bool packed;  ///< as in SumTeamFunctor
@@ -177,31 +187,27 @@ bool use_packs(const Op& op) {
   else return false;
 }
 
-/// Team size and grid of the TeamPolicy kernels on device backends; SOFTMARGIN_TEAM_SIZE and
-/// SOFTMARGIN_TEAMS_PER_SLOT override them (read once, for tuning runs of the benchmark).
-struct TeamTuning {
-  int team_size = 256;
-  int fill_divisor = 1;  ///< the grid holds concurrency / (team_size * fill_divisor) teams
-  static const TeamTuning& get() {
-    static const TeamTuning t = [] {
-      TeamTuning v;
-      if (const char* e = std::getenv("SOFTMARGIN_TEAM_SIZE")) v.team_size = std::max(32, std::atoi(e));
-      if (const char* e = std::getenv("SOFTMARGIN_FILL_DIVISOR")) v.fill_divisor = std::max(1, std::atoi(e));
-      return v;
-    }();
-    return t;
-  }
-};
+/// Teams per multiprocessor of the device grid: kDeviceTeamsPerSM, or SOFTMARGIN_TEAMS_PER_SM (1 to that) for tuning
+/// runs of the benchmark (read once).
+inline int device_teams_per_sm() {
+  static const int t = [] {
+    const char* e = std::getenv("SOFTMARGIN_TEAMS_PER_SM");
+    return e ? std::clamp(std::atoi(e), 1, kDeviceTeamsPerSM) : kDeviceTeamsPerSM;
+  }();
+  return t;
+}
 
-/// A grid that fills the machine once (grid-stride loops cover the rest), never more teams than tiles.
+/// A grid resident in one wave (grid-stride loops cover the rest), never more teams than W-element tiles. Host
+/// backends: one team of one thread per hardware thread.
 template <class Exec>
 TeamShape team_shape(const Exec& space, std::size_t n, int max_league) {
-  const TeamTuning& tune = TeamTuning::get();
-  const int ts = is_host_space_v<Exec> ? 1 : tune.team_size;
-  const std::size_t fill = static_cast<std::size_t>(space.concurrency()) /
-                           (static_cast<std::size_t>(ts) * static_cast<std::size_t>(is_host_space_v<Exec> ? 1 : tune.fill_divisor));
+  const std::size_t concurrency = static_cast<std::size_t>(space.concurrency());
+  const int ts = is_host_space_v<Exec> ? 1 : kDeviceTeamSize;
+  // Device concurrency is 2048 threads per multiprocessor (Kokkos::Cuda::concurrency()).
+  const std::size_t resident =
+      is_host_space_v<Exec> ? concurrency : std::max<std::size_t>(1, concurrency / 2048) * device_teams_per_sm();
   std::size_t league = (n + ts - 1) / ts;
-  if (league > fill) league = fill;
+  if (league > resident) league = resident;
   if (league > static_cast<std::size_t>(max_league)) league = static_cast<std::size_t>(max_league);
   if (league < 1) league = 1;
   return {ts, static_cast<int>(league)};
@@ -291,7 +297,7 @@ void map(const Exec& space, const Op& op, std::size_t n, Algorithm algorithm) {
   if (resolve<Exec>(algorithm) == Algorithm::TeamScratch) {
     const auto shape = team_shape(space, n, INT_MAX);
     Kokkos::parallel_for(Op::team_label,
-                         Kokkos::TeamPolicy<Exec, Kokkos::IndexType<Index>>(space, shape.league_size, shape.team_size),
+                         typename MapTeamFunctor<Exec, Op, Index>::policy_type(space, shape.league_size, shape.team_size),
                          MapTeamFunctor<Exec, Op, Index>{op, static_cast<Index>(n), use_packs(op)});
   } else {
     Kokkos::parallel_for(Op::range_label, Kokkos::RangePolicy<Exec, Kokkos::IndexType<Index>>(space, 0, static_cast<Index>(n)),
