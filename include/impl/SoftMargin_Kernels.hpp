@@ -17,10 +17,12 @@
 namespace softmargin::Impl {
 
 /// Team kernels on device backends: 256 threads a team, at most 6 teams resident per multiprocessor (a register
-/// budget of 42 per thread, which every kernel here meets without spilling), and a grid of exactly that many teams
-/// per multiprocessor (docs/PERFORMANCE.md has the measurements behind these numbers).
+/// budget of 42 per thread), and a grid resident in one wave: 6 teams per multiprocessor from 2^23 elements on, 4
+/// below, where fewer partials and less tail beat more loads in flight (measured on the H200: docs/PERFORMANCE.md).
 inline constexpr int kDeviceTeamSize = 256;
 inline constexpr int kDeviceTeamsPerSM = 6;
+inline constexpr int kDeviceTeamsPerSMSmall = 4;
+inline constexpr std::size_t kDeviceSmallN = std::size_t(1) << 23;
 template <class Exec, class Index>
 using TeamPolicyFor = Kokkos::TeamPolicy<Exec, Kokkos::IndexType<Index>,
                                          Kokkos::LaunchBounds<kDeviceTeamSize, kDeviceTeamsPerSM>>;
@@ -187,14 +189,15 @@ bool use_packs(const Op& op) {
   else return false;
 }
 
-/// Teams per multiprocessor of the device grid: kDeviceTeamsPerSM, or SOFTMARGIN_TEAMS_PER_SM (1 to that) for tuning
-/// runs of the benchmark (read once).
-inline int device_teams_per_sm() {
-  static const int t = [] {
+/// Teams per multiprocessor of the device grid for n elements, or SOFTMARGIN_TEAMS_PER_SM (1 to kDeviceTeamsPerSM)
+/// for tuning runs of the benchmark (read once).
+inline int device_teams_per_sm(std::size_t n) {
+  static const int forced = [] {
     const char* e = std::getenv("SOFTMARGIN_TEAMS_PER_SM");
-    return e ? std::clamp(std::atoi(e), 1, kDeviceTeamsPerSM) : kDeviceTeamsPerSM;
+    return e ? std::clamp(std::atoi(e), 1, kDeviceTeamsPerSM) : 0;
   }();
-  return t;
+  if (forced) return forced;
+  return n < kDeviceSmallN ? kDeviceTeamsPerSMSmall : kDeviceTeamsPerSM;
 }
 
 /// A grid resident in one wave (grid-stride loops cover the rest), never more teams than W-element tiles. Host
@@ -205,7 +208,7 @@ TeamShape team_shape(const Exec& space, std::size_t n, int max_league) {
   const int ts = is_host_space_v<Exec> ? 1 : kDeviceTeamSize;
   // Device concurrency is 2048 threads per multiprocessor (Kokkos::Cuda::concurrency()).
   const std::size_t resident =
-      is_host_space_v<Exec> ? concurrency : std::max<std::size_t>(1, concurrency / 2048) * device_teams_per_sm();
+      is_host_space_v<Exec> ? concurrency : std::max<std::size_t>(1, concurrency / 2048) * device_teams_per_sm(n);
   std::size_t league = (n + ts - 1) / ts;
   if (league > resident) league = resident;
   if (league > static_cast<std::size_t>(max_league)) league = static_cast<std::size_t>(max_league);
