@@ -19,3 +19,11 @@ ctest --preset cuda --output-on-failure 2>&1 | tee "$OUT/ctest.log" | tail -15
 build/cuda/unit_tests/softmargin_unit_tests_cuda 2>&1 | tail -5
 build/cuda/examples/softmargin_reference_problem 2>&1 | tee "$OUT/reference.log"
 build/cuda/perf_tests/softmargin_perf_forward --sizes "$sizes" --csv "$OUT/perf_forward.csv" 2>&1 | tee "$OUT/perf_forward.txt"
+if [ "${SANITIZE:-0}" = 1 ]; then
+  # compute-sanitizer over the backend's non-typed tests (the typed sweeps and the 2^28 test take too long under it).
+  for tool in memcheck racecheck synccheck; do
+    timeout 300 compute-sanitizer --tool "$tool" build/cuda/unit_tests/softmargin_unit_tests_cuda \
+      --gtest_filter='cuda.*:-*2pow28*' > "$OUT/sanitizer_$tool.log" 2>&1
+    echo "compute-sanitizer $tool (rc $?): $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitizer_$tool.log" | tail -1)"
+  done
+fi
