@@ -74,6 +74,27 @@ KOKKOS_INLINE_FUNCTION A team_tree_sum(const Member& team, A* s, const A value) 
   return total;
 }
 
+/// The share of `count` work items of one team member: grid-stride on devices (neighbouring threads read neighbouring
+/// items: coalesced); one contiguous block per team on hosts (teams of one thread: a sequential stream each).
+template <class Exec, class Member, class Index>
+struct Share {
+  Index begin, end, step;
+  KOKKOS_INLINE_FUNCTION Share(const Member& team, const Index count) {
+    if constexpr (is_host_space_v<Exec>) {
+      const Index teams = static_cast<Index>(team.league_size());
+      const Index chunk = count / teams, extra = count % teams, r = static_cast<Index>(team.league_rank());
+      begin = r * chunk + (r < extra ? r : extra);
+      end = begin + chunk + (r < extra ? 1 : 0);
+      if (team.team_rank() != 0) begin = end;  // host teams have one thread; any other does nothing
+      step = 1;
+    } else {
+      begin = static_cast<Index>(team.league_rank()) * team.team_size() + team.team_rank();
+      end = count;
+      step = static_cast<Index>(team.league_size()) * team.team_size();
+    }
+  }
+};
+
 /// Algorithm::TeamScratch, in one launch: each team sums its grid-stride share of the elements, reduces in team
 /// scratch, publishes its partial; the last team to finish (atomic ticket) combines the partials into the result.
 template <class Exec, class Op, class RV, class Index>
@@ -103,18 +124,22 @@ struct SumTeamFunctor {
 
     const auto scale = op.scale();
     A sum(0);
-    const Index stride = static_cast<Index>(team.league_size()) * ts;
-    const Index first = static_cast<Index>(team.league_rank()) * ts + r;
+    bool done = false;
     if constexpr (Op::packed) {
       if (packed) {
-        constexpr Index W = Pack<typename Op::value_type>::width;
+        constexpr Index W = Op::pack_type::width;
         const Index packs = n / W;
-        for (Index p = first; p < packs; p += stride) sum += op.pack(p, scale);
-        for (Index i = packs * W + first; i < n; i += stride) sum += op(i, scale);  // the last n % W elements
+        const Share<Exec, member_type, Index> share(team, packs);
+        for (Index p = share.begin; p < share.end; p += share.step) sum += op.pack(p, scale);
+        const Share<Exec, member_type, Index> tail(team, n - packs * W);  // the last n % W elements
+        for (Index i = tail.begin; i < tail.end; i += tail.step) sum += op(packs * W + i, scale);
+        done = true;
       }
     }
-    if (!(Op::packed && packed))
-      for (Index i = first; i < n; i += stride) sum += op(i, scale);
+    if (!done) {
+      const Share<Exec, member_type, Index> share(team, n);
+      for (Index i = share.begin; i < share.end; i += share.step) sum += op(i, scale);
+    }
     sum = team_tree_sum(team, s, sum);
 
     if (r == 0) {
@@ -156,18 +181,19 @@ struct MapTeamFunctor {
   bool packed;  ///< as in SumTeamFunctor
   KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
     const auto scale = op.scale();
-    const Index stride = static_cast<Index>(team.league_size()) * team.team_size();
-    const Index first = static_cast<Index>(team.league_rank()) * team.team_size() + team.team_rank();
     if constexpr (Op::packed) {
       if (packed) {
-        constexpr Index W = Pack<typename Op::value_type>::width;
+        constexpr Index W = Op::pack_type::width;
         const Index packs = n / W;
-        for (Index p = first; p < packs; p += stride) op.pack(p, scale);
-        for (Index i = packs * W + first; i < n; i += stride) op(i, scale);
+        const Share<Exec, member_type, Index> share(team, packs);
+        for (Index p = share.begin; p < share.end; p += share.step) op.pack(p, scale);
+        const Share<Exec, member_type, Index> tail(team, n - packs * W);
+        for (Index i = tail.begin; i < tail.end; i += tail.step) op(packs * W + i, scale);
         return;
       }
     }
-    for (Index i = first; i < n; i += stride) op(i, scale);
+    const Share<Exec, member_type, Index> share(team, n);
+    for (Index i = share.begin; i < share.end; i += share.step) op(i, scale);
   }
 };
 

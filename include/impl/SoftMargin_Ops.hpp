@@ -10,32 +10,48 @@
 
 #include "SoftMargin_Math.hpp"
 #include "SoftMargin_Views.hpp"
+#include "SoftMargin_Workspace.hpp"
 
 namespace softmargin::Impl {
 
-/// 16 contiguous bytes of T, loaded and stored as one vector (16-byte aligned).
-template <class T>
-struct alignas(16) Pack {
-  static constexpr int width = static_cast<int>(16 / sizeof(T));
+/// Bytes contiguous bytes of T (aligned to Bytes), loaded and stored as one vector. Devices read 16 bytes per thread
+/// (the widest load); hosts 64 (one cache line, an AVX-512 register), enough for the compiler to vectorize the loss.
+template <class T, int Bytes>
+struct alignas(Bytes) Pack {
+  static constexpr int bytes = Bytes;
+  static constexpr int width = static_cast<int>(Bytes / sizeof(T));
   T v[width];
 };
 
-template <class T, class Index>
-KOKKOS_FORCEINLINE_FUNCTION Pack<std::remove_const_t<T>> load_pack(T* p, const Index i) {
-  return reinterpret_cast<const Pack<std::remove_const_t<T>>*>(p)[i];
+template <class T, class Exec>
+using PackFor = Pack<T, is_host_space_v<Exec> ? 64 : 16>;
+
+/// Sum of the W values of a pack in A, pairwise (halving loops that a compiler vectorizes).
+template <class A, class T, int W>
+KOKKOS_FORCEINLINE_FUNCTION A pack_sum(const T (&v)[W]) {
+  A d[W];
+  for (int k = 0; k < W; ++k) d[k] = static_cast<A>(v[k]);
+  for (int h = W / 2; h > 0; h /= 2)
+    for (int k = 0; k < h; ++k) d[k] += d[k + h];
+  return d[0];
 }
-template <class T, class Index>
-KOKKOS_FORCEINLINE_FUNCTION void store_pack(T* p, const Index i, const Pack<T>& v) {
-  reinterpret_cast<Pack<T>*>(p)[i] = v;
+
+template <class P, class T, class Index>
+KOKKOS_FORCEINLINE_FUNCTION P load_pack(T* p, const Index i) {
+  return reinterpret_cast<const P*>(p)[i];
+}
+template <class P, class T, class Index>
+KOKKOS_FORCEINLINE_FUNCTION void store_pack(T* p, const Index i, const P& v) {
+  reinterpret_cast<P*>(p)[i] = v;
 }
 
 /// Whether a view is a FlatView (contiguous rank 1): the only kind the packed (vector) loops read and write.
 template <class V>
 inline constexpr bool is_flat_v = V::rank() == 1 && std::is_same_v<typename V::array_layout, Kokkos::LayoutRight>;
 
-template <class... V>
-bool aligned16(const V&... v) {
-  return ((reinterpret_cast<std::uintptr_t>(v.data()) % 16 == 0) && ...);
+template <int Bytes, class... V>
+bool aligned_to(const V&... v) {
+  return ((reinterpret_cast<std::uintptr_t>(v.data()) % Bytes == 0) && ...);
 }
 
 /// The upstream gradient of a reduced loss: a device scalar (rank-0 view, may be null) or else a host value, times
@@ -58,6 +74,7 @@ struct LossOp {
   static constexpr const char* range_label = "softmargin::loss::range_reduce";
   static constexpr const char* team_label = "softmargin::loss::team_scratch";
   using value_type = typename XV::non_const_value_type;
+  using pack_type = PackFor<value_type, typename XV::execution_space>;
   using accum_type = accum_t<value_type>;
   XV x;
   YV y;
@@ -69,14 +86,14 @@ struct LossOp {
   }
 
   static constexpr bool packed = is_flat_v<XV> && is_flat_v<YV>;
-  bool aligned() const { return aligned16(x, y); }
+  bool aligned() const { return aligned_to<pack_type::bytes>(x, y); }
   /// Elements [p W, p W + W), accumulated in accum_type (losses near float max must not overflow).
   template <class Index>
   KOKKOS_FORCEINLINE_FUNCTION accum_type pack(const Index p, const value_type) const {
-    const auto a = load_pack(x.data(), p), b = load_pack(y.data(), p);
-    accum_type sum(0);
-    for (int k = 0; k < Pack<value_type>::width; ++k) sum += static_cast<accum_type>(loss<value_type>(a.v[k], b.v[k]));
-    return sum;
+    const auto a = load_pack<pack_type>(x.data(), p), b = load_pack<pack_type>(y.data(), p);
+    value_type l[pack_type::width];
+    for (int k = 0; k < pack_type::width; ++k) l[k] = loss<value_type>(a.v[k], b.v[k]);
+    return pack_sum<accum_type>(l);
   }
 };
 
@@ -86,6 +103,7 @@ struct LossNoneOp {
   static constexpr const char* range_label = "softmargin::loss_none::range_reduce";
   static constexpr const char* team_label = "softmargin::loss_none::team_scratch";
   using value_type = typename XV::non_const_value_type;
+  using pack_type = PackFor<value_type, typename XV::execution_space>;
   XV x;
   YV y;
   OV out;
@@ -98,12 +116,12 @@ struct LossNoneOp {
   }
 
   static constexpr bool packed = is_flat_v<XV> && is_flat_v<YV> && is_flat_v<OV>;
-  bool aligned() const { return aligned16(x, y, out); }
+  bool aligned() const { return aligned_to<pack_type::bytes>(x, y, out); }
   template <class Index>
   KOKKOS_FORCEINLINE_FUNCTION void pack(const Index p, const value_type) const {
-    const auto a = load_pack(x.data(), p), b = load_pack(y.data(), p);
-    Pack<value_type> o;
-    for (int k = 0; k < Pack<value_type>::width; ++k) o.v[k] = loss<value_type>(a.v[k], b.v[k]);
+    const auto a = load_pack<pack_type>(x.data(), p), b = load_pack<pack_type>(y.data(), p);
+    pack_type o;
+    for (int k = 0; k < pack_type::width; ++k) o.v[k] = loss<value_type>(a.v[k], b.v[k]);
     store_pack(out.data(), p, o);
   }
 };
@@ -115,6 +133,7 @@ struct GradOp {
   static constexpr const char* range_label = "softmargin::backward::range_reduce";
   static constexpr const char* team_label = "softmargin::backward::team_scratch";
   using value_type = typename XV::non_const_value_type;
+  using pack_type = PackFor<value_type, typename XV::execution_space>;
   static constexpr bool per_element = UpV::rank() != 0;
   XV x;
   YV y;
@@ -134,15 +153,15 @@ struct GradOp {
 
   static constexpr bool packed = is_flat_v<XV> && is_flat_v<YV> && is_flat_v<GV> && (!per_element || is_flat_v<UpV>);
   bool aligned() const {
-    if constexpr (per_element) return aligned16(x, y, grad, upstream);
-    else return aligned16(x, y, grad);
+    if constexpr (per_element) return aligned_to<pack_type::bytes>(x, y, grad, upstream);
+    else return aligned_to<pack_type::bytes>(x, y, grad);
   }
   template <class Index>
   KOKKOS_FORCEINLINE_FUNCTION void pack(const Index p, const value_type s) const {
-    const auto a = load_pack(x.data(), p), b = load_pack(y.data(), p);
-    Pack<value_type> g{};
-    if constexpr (per_element) g = load_pack(upstream.data(), p);
-    for (int k = 0; k < Pack<value_type>::width; ++k)
+    const auto a = load_pack<pack_type>(x.data(), p), b = load_pack<pack_type>(y.data(), p);
+    pack_type g{};
+    if constexpr (per_element) g = load_pack<pack_type>(upstream.data(), p);
+    for (int k = 0; k < pack_type::width; ++k)
       g.v[k] = (per_element ? g.v[k] : s) * dloss_dx<value_type>(a.v[k], b.v[k]);
     store_pack(grad.data(), p, g);
   }
@@ -154,6 +173,7 @@ struct LossGradOp {
   static constexpr const char* range_label = "softmargin::loss_and_grad::range_reduce";
   static constexpr const char* team_label = "softmargin::loss_and_grad::team_scratch";
   using value_type = typename XV::non_const_value_type;
+  using pack_type = PackFor<value_type, typename XV::execution_space>;
   using accum_type = accum_t<value_type>;
   XV x;
   YV y;
@@ -170,18 +190,18 @@ struct LossGradOp {
   }
 
   static constexpr bool packed = is_flat_v<XV> && is_flat_v<YV> && is_flat_v<GV>;
-  bool aligned() const { return aligned16(x, y, grad); }
+  bool aligned() const { return aligned_to<pack_type::bytes>(x, y, grad); }
   template <class Index>
   KOKKOS_FORCEINLINE_FUNCTION accum_type pack(const Index p, const value_type s) const {
-    const auto a = load_pack(x.data(), p), b = load_pack(y.data(), p);
-    Pack<value_type> g;
-    accum_type sum(0);
-    for (int k = 0; k < Pack<value_type>::width; ++k) {
-      sum += static_cast<accum_type>(loss_and_dloss_dx<value_type>(a.v[k], b.v[k], g.v[k]));
+    const auto a = load_pack<pack_type>(x.data(), p), b = load_pack<pack_type>(y.data(), p);
+    pack_type g;
+    value_type l[pack_type::width];
+    for (int k = 0; k < pack_type::width; ++k) {
+      l[k] = loss_and_dloss_dx<value_type>(a.v[k], b.v[k], g.v[k]);
       g.v[k] *= s;
     }
     store_pack(grad.data(), p, g);
-    return sum;
+    return pack_sum<accum_type>(l);
   }
 };
 
