@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""PyTorch's nn.SoftMarginLoss on the benchmark's problems, for the side-by-side table.
+
+Times forward (reduction mean) and forward+backward, fp32, x ~ U(-3, 3), y = +-1, the same buffers reused, median
+of --reps: isolated (sync, call, sync) and pipelined (100 calls between two timestamps, divided by 100). CUDA events
+on a GPU, perf_counter on the CPU. Prints a table and, with --csv, writes one.
+
+  python3 perf_tests/torch_softmargin.py --sizes 512x4096,2^24 [--device cpu|cuda] [--threads N]
+"""
+import argparse
+import statistics
+import sys
+import time
+
+try:
+    import torch
+except ImportError:
+    print("torch is not importable: nothing to time", file=sys.stderr)
+    sys.exit(0)
+
+
+def parse_sizes(text):
+    out = []
+    for tok in text.split(","):
+        if tok.startswith("2^"):
+            out.append((tok, (1, 1 << int(tok[2:]))))
+        elif "x" in tok:
+            r, c = tok.split("x")
+            out.append((tok, (int(r), int(c))))
+        else:
+            out.append((tok, (1, int(tok))))
+    return out
+
+
+def timer(device):
+    if device == "cuda":
+        def run(fn, calls):
+            torch.cuda.synchronize()
+            a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            a.record()
+            for _ in range(calls):
+                fn()
+            b.record()
+            b.synchronize()
+            return a.elapsed_time(b) * 1e3 / calls
+    else:
+        def run(fn, calls):
+            t = time.perf_counter()
+            for _ in range(calls):
+                fn()
+            return (time.perf_counter() - t) * 1e6 / calls
+    return run
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sizes", default="512x4096,2^24,2^26,2^28")
+    ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    ap.add_argument("--threads", type=int, default=0, help="torch.set_num_threads (CPU)")
+    ap.add_argument("--reps", type=int, default=50)
+    ap.add_argument("--csv", default="")
+    args = ap.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    run = timer(args.device)
+    loss_fn = torch.nn.SoftMarginLoss(reduction="mean")
+    rows = []
+    print(f"# torch {torch.__version__}, device {args.device}, threads {torch.get_num_threads()}")
+    for name, shape in parse_sizes(args.sizes):
+        g = torch.Generator(device=args.device).manual_seed(1)
+        x = (torch.rand(shape, device=args.device, generator=g) * 6 - 3).requires_grad_(True)
+        y = torch.where(torch.rand(shape, device=args.device, generator=g) < 0.5, -1.0, 1.0)
+        ref = torch.nn.functional.softplus(-y.double() * x.double()).mean().item()
+        got = loss_fn(x, y).item()
+        err = abs(got - ref) / ref
+        n = x.numel()
+
+        def fwd():
+            with torch.no_grad():
+                loss_fn(x, y)
+
+        def fwd_bwd():
+            x.grad = None
+            loss_fn(x, y).backward()
+
+        for variant, fn, bytes_per in (("torch SoftMarginLoss", fwd, 8), ("torch SoftMarginLoss fwd+bwd", fwd_bwd, 12)):
+            for _ in range(3):
+                fn()
+            reps = args.reps if n < (1 << 26) or args.device == "cuda" else max(5, args.reps // 10)
+            iso = statistics.median(run(fn, 1) for _ in range(reps))
+            pipe = statistics.median(run(fn, 100 if args.device == "cuda" else 10) for _ in range(max(3, reps // 10)))
+            rows.append((name, n, variant, iso, pipe, bytes_per * n / (pipe * 1e3), err))
+    print(f"{'size':<10} {'variant':<30} {'isolated_us':>12} {'pipelined_us':>12} {'GB/s(pipe)':>10} {'rel_err':>10}")
+    for r in rows:
+        print(f"{r[0]:<10} {r[2]:<30} {r[3]:12.2f} {r[4]:12.2f} {r[5]:10.1f} {r[6]:10.2e}")
+    if args.csv:
+        with open(args.csv, "w") as f:
+            f.write("size,n,variant,isolated_us,pipelined_us,gbps_pipelined,rel_err\n")
+            for r in rows:
+                f.write(",".join(str(v) for v in r) + "\n")
+
+
+if __name__ == "__main__":
+    main()
