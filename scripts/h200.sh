@@ -17,6 +17,8 @@ cmake --build --preset cuda -j "$(nproc)" > "$OUT/build.log" 2>&1 || { grep -B2 
 echo "build: $(( $(date +%s) - t0 )) s"
 ctest --preset cuda -V > "$OUT/ctest.log" 2>&1
 grep -E "tests passed|tests failed|PASSED|FAILED" "$OUT/ctest.log" | tail -6
+SOFTMARGIN_TEST_HUGE=1 build/cuda/unit_tests/softmargin_unit_tests_cuda --gtest_filter='*huge*' 2>&1 |
+  grep -E "OK|FAILED|Failure|PASSED|got" | tee -a "$OUT/ctest.log"
 build/cuda/examples/softmargin_reference_problem 2>&1 | tee "$OUT/reference.log"
 build/cuda/perf_tests/softmargin_perf_forward --sizes "$sizes" --csv "$OUT/perf_forward.csv" 2>&1 | tee "$OUT/perf_forward.txt"
 PYTHONUNBUFFERED=1 python3 perf_tests/torch_softmargin.py --sizes "$sizes" 2>&1 | tee "$OUT/perf_torch.txt"

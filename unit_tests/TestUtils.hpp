@@ -173,6 +173,14 @@ void fill_counter_random(const V& x, const V& y, std::uint64_t seed) {
       });
 }
 
+/// y(i) = +1 for even i, -1 for odd i.
+template <class Exec, class V>
+void alternate_signs(const V& y) {
+  Kokkos::parallel_for(
+      "alternate_signs", Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>(0, y.extent(0)),
+      KOKKOS_LAMBDA(std::int64_t i) { y(i) = (i % 2 == 0) ? 1 : -1; });
+}
+
 /// fp64 mean of the losses of rank-1 x and y, reduced on the device (for sizes too large to copy to the host).
 template <class Exec, class V>
 double fp64_mean(const V& x, const V& y) {

@@ -1,0 +1,83 @@
+// Robustness tests, compiled once per backend: concurrent calls on several execution-space instances, and a very
+// large N (opt-in).
+#include <cstdlib>
+#include <thread>
+
+#include "TestUtils.hpp"
+
+namespace softmargin::test {
+
+using RExec = TEST_EXECSPACE;
+using RMem = typename RExec::memory_space;
+
+/// Calls on separate instances from separate host threads, each on its own data, all at once: every result is right
+/// (the per-instance workspaces and host-result slots are not shared between instances).
+TEST(TEST_CATEGORY, concurrent_instances) {
+  constexpr int kInstances = 2;
+  const auto instances = Kokkos::Experimental::partition_space(RExec(), 1, 1);
+  const auto seed = fresh_seed();
+  const std::size_t n = 200003;
+  std::vector<std::vector<float>> xs(kInstances, std::vector<float>(n)), ys(kInstances, std::vector<float>(n));
+  std::vector<Kokkos::View<float*, RMem>> x, y, grad;
+  std::vector<Kokkos::View<float, RMem>> r;
+  std::vector<double> ref(kInstances);
+  for (int k = 0; k < kInstances; ++k) {
+    fill_random(seed + k, xs[k], ys[k]);
+    for (auto& v : xs[k]) v *= static_cast<float>(k + 1);  // different data, different answers
+    x.emplace_back("x", n);
+    y.emplace_back("y", n);
+    grad.emplace_back("grad", n);
+    r.emplace_back("r");
+    Kokkos::deep_copy(x[k], Kokkos::View<const float*, Kokkos::HostSpace>(xs[k].data(), n));
+    Kokkos::deep_copy(y[k], Kokkos::View<const float*, Kokkos::HostSpace>(ys[k].data(), n));
+    ref[k] = ref_reduce(xs[k], ys[k], Reduction::Mean);
+  }
+  std::vector<double> blocking(kInstances), fused(kInstances);
+  std::vector<std::thread> threads;
+  for (int k = 0; k < kInstances; ++k) {
+    threads.emplace_back([&, k] {
+      const auto& space = instances[k];
+      for (int rep = 0; rep < 20; ++rep) {
+        loss(space, x[k], y[k], r[k], Reduction::Mean, rep % 2 ? Algorithm::TeamScratch : Algorithm::RangeReduce);
+        blocking[k] = loss(space, x[k], y[k]);
+        fused[k] = loss_and_grad(space, x[k], y[k], grad[k]);
+      }
+      space.fence();
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (int k = 0; k < kInstances; ++k) {
+    float got;
+    Kokkos::deep_copy(got, r[k]);
+    EXPECT_NEAR(got, ref[k], 1e-6 * ref[k]) << "instance " << k << " seed " << seed;
+    EXPECT_NEAR(blocking[k], ref[k], 1e-6 * ref[k]) << "instance " << k << " seed " << seed;
+    EXPECT_NEAR(fused[k], ref[k], 1e-6 * ref[k]) << "instance " << k << " seed " << seed;
+  }
+}
+
+/// N = 2^31 + 5 fp32 (x and y 8.6 GB each): 64-bit indexing gives the right mean. Opt-in (SOFTMARGIN_TEST_HUGE=1):
+/// it needs about 18 GB of memory on the backend.
+TEST(TEST_CATEGORY, huge_n_2pow31_plus_5) {
+  if (std::getenv("SOFTMARGIN_TEST_HUGE") == nullptr) GTEST_SKIP() << "set SOFTMARGIN_TEST_HUGE=1 (needs ~18 GB)";
+  const std::size_t n = (std::size_t(1) << 31) + 5;
+  Kokkos::View<float*, RMem> x(Kokkos::view_alloc(Kokkos::WithoutInitializing, "x"), n);
+  Kokkos::View<float*, RMem> y(Kokkos::view_alloc(Kokkos::WithoutInitializing, "y"), n);
+  // Closed form: x = 1.5 everywhere, y alternating +1, -1 (starting with +1): the mean is
+  // ((n+1)/2 softplus(-1.5) + (n-1)/2 softplus(1.5)) / n.
+  Kokkos::deep_copy(x, 1.5f);
+  alternate_signs<RExec>(y);
+  const double sp_neg = std::log1p(std::exp(-1.5)), sp_pos = 1.5 + std::log1p(std::exp(-1.5));
+  const double closed = ((n + 1) / 2 * sp_neg + (n - 1) / 2 * sp_pos) / static_cast<double>(n);
+  for (Algorithm a : {Algorithm::Auto, Algorithm::RangeReduce, Algorithm::TeamScratch}) {
+    const float got = loss(x, y, Reduction::Mean, a);
+    EXPECT_LE(std::abs(got - closed) / closed, 1e-6) << to_string(a) << " got " << got << " closed form " << closed;
+  }
+  // Random data against an fp64 reduction.
+  const auto seed = fresh_seed();
+  fill_counter_random<RExec>(x, y, seed);
+  const double ref = fp64_mean<RExec>(x, y);
+  const float got = loss(x, y);
+  EXPECT_LE(std::abs(got - ref) / ref, 1e-6) << "seed " << seed << " got " << got << " ref " << ref;
+}
+
+}  // namespace softmargin::test
