@@ -1,7 +1,9 @@
 # Provides Kokkos::kokkos (Kokkos >= 5).
 #
 # 1. A target Kokkos::kokkos that already exists (a parent project's) is used as it is.
-# 2. Else find_package(Kokkos 5): pass Kokkos_ROOT (or CMAKE_PREFIX_PATH) for your own installation.
+# 2. Else find_package(Kokkos 5) where you point: Kokkos_ROOT, Kokkos_DIR or CMAKE_PREFIX_PATH (system prefixes are
+#    not searched, so that a stray installation with other backends is never picked up by accident). When
+#    SOFTMARGIN_KOKKOS_BACKENDS is set (the presets set it), the installation must have those backends.
 # 3. Else Kokkos 5.0.2 is built and installed into the build tree at configure time (two stages, so that a CUDA build
 #    compiles Kokkos with its nvcc_wrapper while this project keeps its own C++ compiler) and then found as in 2:
 #    - source: SOFTMARGIN_KOKKOS_SOURCE (an archive or an unpacked directory), else Debian's
@@ -16,14 +18,33 @@ endif()
 set(SOFTMARGIN_KOKKOS_VERSION 5.0.2)
 set(SOFTMARGIN_KOKKOS_SHA256 188817bb452ca805ee8701f1c5adbbb4fb83dc8d1c50624566a18a719ba0fa5e)
 set(SOFTMARGIN_KOKKOS_SOURCE "" CACHE STRING "Kokkos ${SOFTMARGIN_KOKKOS_VERSION} source to build when find_package(Kokkos) fails: an archive (checked against its SHA-256) or an unpacked directory; empty downloads it")
-set(SOFTMARGIN_KOKKOS_BACKENDS "SERIAL;OPENMP" CACHE STRING "Kokkos backends to enable when Kokkos is built here (SERIAL, OPENMP, CUDA, ...)")
+set(SOFTMARGIN_KOKKOS_BACKENDS "" CACHE STRING "Kokkos backends (SERIAL, OPENMP, CUDA, ...) to build Kokkos with here, and to require of a found Kokkos; empty: SERIAL;OPENMP for a build, anything for a found one")
 set(SOFTMARGIN_KOKKOS_ARCH "" CACHE STRING "Kokkos architectures to enable when Kokkos is built here (e.g. HOPPER90)")
 set(SOFTMARGIN_KOKKOS_OPTIONS "" CACHE STRING "Further -D options for the Kokkos build (a ;-list)")
 
-find_package(Kokkos 5 CONFIG QUIET)
+string(TOUPPER "${SOFTMARGIN_KOKKOS_BACKENDS}" _sm_backends_upper)
+
+# Whether the Kokkos found provides every backend asked for (FATAL_ERROR if not: it was pointed to explicitly).
+macro(_softmargin_check_kokkos_backends)
+  foreach(_b IN LISTS _sm_backends_upper)
+    kokkos_check(DEVICES ${_b} RETURN_VALUE _sm_has)
+    if(NOT _sm_has)
+      message(FATAL_ERROR "SoftMargin: the Kokkos in ${Kokkos_DIR} has no ${_b} backend, which "
+                          "SOFTMARGIN_KOKKOS_BACKENDS=${SOFTMARGIN_KOKKOS_BACKENDS} asks for (point Kokkos_ROOT to "
+                          "another installation, or leave it unset to build Kokkos here)")
+    endif()
+  endforeach()
+endmacro()
+
+find_package(Kokkos 5 CONFIG QUIET NO_CMAKE_SYSTEM_PATH NO_SYSTEM_ENVIRONMENT_PATH NO_CMAKE_PACKAGE_REGISTRY
+             NO_CMAKE_SYSTEM_PACKAGE_REGISTRY)
 if(Kokkos_FOUND)
+  _softmargin_check_kokkos_backends()
   message(STATUS "SoftMargin: using Kokkos ${Kokkos_VERSION} from ${Kokkos_DIR}")
   return()
+endif()
+if(NOT _sm_backends_upper)
+  set(_sm_backends_upper SERIAL OPENMP)
 endif()
 
 set(_sm_kokkos_root "${CMAKE_BINARY_DIR}/_deps/kokkos")
@@ -39,8 +60,7 @@ set(_sm_kokkos_args
     -DKokkos_ENABLE_TESTS=OFF
     -DKokkos_ENABLE_EXAMPLES=OFF
     -DKokkos_ENABLE_BENCHMARKS=OFF)
-foreach(_b IN LISTS SOFTMARGIN_KOKKOS_BACKENDS)
-  string(TOUPPER "${_b}" _b)
+foreach(_b IN LISTS _sm_backends_upper)
   list(APPEND _sm_kokkos_args -DKokkos_ENABLE_${_b}=ON)
 endforeach()
 foreach(_a IN LISTS SOFTMARGIN_KOKKOS_ARCH)
@@ -49,7 +69,6 @@ foreach(_a IN LISTS SOFTMARGIN_KOKKOS_ARCH)
 endforeach()
 list(APPEND _sm_kokkos_args ${SOFTMARGIN_KOKKOS_OPTIONS})
 set(_sm_kokkos_env)
-string(TOUPPER "${SOFTMARGIN_KOKKOS_BACKENDS}" _sm_backends_upper)
 if("CUDA" IN_LIST _sm_backends_upper)
   # Kokkos' CUDA build compiles through its nvcc_wrapper; nvcc is taken from the CUDA toolkit CMake finds.
   find_package(CUDAToolkit REQUIRED)
@@ -135,7 +154,7 @@ if(NOT _sm_old_stamp STREQUAL _sm_kokkos_stamp)
   if(_sm_jobs EQUAL 0)
     set(_sm_jobs 2)
   endif()
-  message(STATUS "SoftMargin: building Kokkos ${SOFTMARGIN_KOKKOS_VERSION} (${SOFTMARGIN_KOKKOS_BACKENDS}) into ${_sm_kokkos_prefix}")
+  message(STATUS "SoftMargin: building Kokkos ${SOFTMARGIN_KOKKOS_VERSION} (${_sm_backends_upper}) into ${_sm_kokkos_prefix}")
   file(REMOVE_RECURSE "${_sm_kokkos_root}/build" "${_sm_kokkos_prefix}")
   foreach(_step IN ITEMS configure build install)
     if(_step STREQUAL "configure")
@@ -161,4 +180,5 @@ if(NOT _sm_old_stamp STREQUAL _sm_kokkos_stamp)
 endif()
 
 find_package(Kokkos 5 CONFIG REQUIRED PATHS "${_sm_kokkos_prefix}" NO_DEFAULT_PATH)
+_softmargin_check_kokkos_backends()
 message(STATUS "SoftMargin: using Kokkos ${Kokkos_VERSION} built in ${_sm_kokkos_prefix}")

@@ -181,6 +181,28 @@ void alternate_signs(const V& y) {
       KOKKOS_LAMBDA(std::int64_t i) { y(i) = (i % 2 == 0) ? 1 : -1; });
 }
 
+/// Largest error, in float ulps, of Impl::log1p_unit against fp64 log1p over `samples` floats spread over every
+/// exponent of [FLT_MIN, 1], evaluated on Exec.
+template <class Exec>
+double log1p_unit_max_ulp(std::int64_t samples) {
+  double worst = 0;
+  Kokkos::parallel_reduce(
+      "log1p_unit_accuracy", Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>(0, samples),
+      KOKKOS_LAMBDA(std::int64_t i, double& w) {
+        const std::uint32_t bits = 0x00800000u + static_cast<std::uint32_t>((0x3f000000ull * i) / samples);
+        const float e = Kokkos::bit_cast<float>(bits);
+        const double ref = Kokkos::log1p(static_cast<double>(e));
+        const float got = softmargin::Impl::log1p_unit(e);
+        // One float ulp at ref: 2^(exponent - 23), from float bits (subnormal below 2^-126 + 23).
+        const std::uint32_t efield = (Kokkos::bit_cast<std::uint32_t>(static_cast<float>(ref)) >> 23) & 0xffu;
+        const std::uint32_t ubits = efield > 23 ? (efield - 23) << 23 : 1u << (efield - 1);
+        const double err = Kokkos::abs(static_cast<double>(got) - ref) / Kokkos::bit_cast<float>(ubits);
+        if (err > w) w = err;
+      },
+      Kokkos::Max<double>(worst));
+  return worst;
+}
+
 /// fp64 mean of the losses of rank-1 x and y, reduced on the device (for sizes too large to copy to the host).
 template <class Exec, class V>
 double fp64_mean(const V& x, const V& y) {
