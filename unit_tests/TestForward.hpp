@@ -1,4 +1,5 @@
 // Forward-pass tests, compiled once per backend (TEST_EXECSPACE, TEST_CATEGORY from the category header).
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 
@@ -42,8 +43,8 @@ void check_all(const std::array<std::size_t, Rank>& shape, const std::vector<typ
           const double ref = ref_loss(xs[i], ys[i]);
           if (std::isnan(ref)) {
             ASSERT_TRUE(std::isnan(got[i])) << "element " << i;
-          } else if (std::isinf(ref)) {
-            ASSERT_EQ(got[i], ref) << "element " << i;
+          } else if (std::isinf(ref) || std::abs(ref) > std::numeric_limits<T>::max()) {
+            ASSERT_EQ(got[i], std::numeric_limits<T>::infinity()) << "element " << i;
           } else {
             ASSERT_NEAR(got[i], ref, elem_tol<T>(xs[i], ys[i], ref)) << "element " << i << " x " << xs[i] << " y " << ys[i];
           }
@@ -183,6 +184,42 @@ TYPED_TEST(Forward, MismatchedExtentsThrowAndWriteNothing) {
   Kokkos::deep_copy(after, result);
   EXPECT_EQ(after, sentinel);
   for (T v : out.download_parent()) ASSERT_EQ(v, sentinel);
+}
+
+/// Randomized interface check (seeded, bounded in time): random ranks and shapes (empty, tiny, odd, up to ~10^4
+/// elements), the fixture's layouts, every algorithm and reduction, inputs mixed with special values (+-0, +-inf,
+/// NaN, subnormals, float max, large margins), against the fp64 reference.
+TYPED_TEST(Forward, Fuzz) {
+  using T = typename TypeParam::value_type;
+  const auto seed = fresh_seed();
+  std::mt19937_64 gen(seed);
+  const T inf = std::numeric_limits<T>::infinity();
+  const std::vector<T> specials = {T(0), T(-0.0), inf, -inf, std::numeric_limits<T>::quiet_NaN(),
+                                   std::numeric_limits<float>::denorm_min(), -std::numeric_limits<float>::denorm_min(),
+                                   std::numeric_limits<float>::max(), -std::numeric_limits<float>::max(),
+                                   T(1e4), T(-1e4), T(88.7), T(-88.7), T(1e-30)};
+  const auto start = std::chrono::steady_clock::now();
+  int cases = 0;
+  while (cases < 400 && std::chrono::steady_clock::now() - start < std::chrono::milliseconds(1500)) {
+    ++cases;
+    const bool rank2 = gen() % 2;
+    const std::size_t n0 = gen() % 4 == 0 ? gen() % 3 : 1 + gen() % 97;
+    const std::size_t n1 = rank2 ? (gen() % 4 == 0 ? gen() % 3 : 1 + gen() % 129) : 1;
+    std::vector<T> xs(n0 * n1), ys(n0 * n1);
+    fill_random(gen(), xs, ys);
+    const double special_rate = (gen() % 4) / 8.0;  // 0, 1/8, 1/4 or 3/8 of the elements
+    std::bernoulli_distribution pick(special_rate);
+    std::uniform_real_distribution<double> real_y(-2.0, 2.0);
+    for (std::size_t i = 0; i < xs.size(); ++i) {
+      if (pick(gen)) xs[i] = specials[gen() % specials.size()];
+      if (pick(gen)) ys[i] = gen() % 3 == 0 ? specials[gen() % specials.size()] : static_cast<T>(real_y(gen));
+    }
+    SCOPED_TRACE("fuzz seed " + std::to_string(seed) + ", case " + std::to_string(cases));
+    if (rank2) check_all<TypeParam, 2>({n0, n1}, xs, ys, seed);
+    else check_all<TypeParam, 1>({n0}, xs, ys, seed);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+  EXPECT_GT(cases, 0);
 }
 
 TEST(TEST_CATEGORY, forward_invalid_arguments) {

@@ -30,9 +30,11 @@ inline std::uint64_t fresh_seed() {
   return (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
 }
 
-/// The fp64 reference loss, from the same (rounded) inputs.
-inline double ref_loss(double x, double y) {
-  const double z = -y * x;
+/// The fp64 reference loss, from the same (rounded) inputs. The margin -y x is formed in the inputs' precision, as
+/// the library and PyTorch do (a float product beyond float max is inf), and everything after it in fp64.
+template <class T>
+double ref_loss(T x, T y) {
+  const double z = static_cast<T>(-y * x);
   if (std::isnan(z)) return std::numeric_limits<double>::quiet_NaN();
   return std::max(z, 0.0) + std::log1p(std::exp(-std::abs(z)));
 }
