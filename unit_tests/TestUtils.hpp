@@ -117,6 +117,28 @@ struct DeviceData {
   }
 };
 
+/// call() throws std::invalid_argument whose message contains needle.
+template <class Call>
+void expect_invalid_argument(Call&& call, const std::string& needle) {
+  try {
+    call();
+    ADD_FAILURE() << "no exception; expected one mentioning '" << needle << "'";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+  }
+}
+
+/// Every element of out's parent outside the view is still NaN (the poison it was uploaded with): nothing was written
+/// outside the view. NaNs the view holds itself are counted out.
+template <class Data>
+void expect_nothing_written_outside(const Data& out) {
+  std::size_t nan_parent = 0, nan_view = 0;
+  const auto parent = out.download_parent();
+  for (auto v : parent) nan_parent += std::isnan(v) ? 1 : 0;
+  for (auto v : out.download()) nan_view += std::isnan(v) ? 1 : 0;
+  EXPECT_EQ(nan_parent, parent.size() - out.size() + nan_view) << "wrote outside the view";
+}
+
 /// Random inputs: x ~ U(-3, 3), y in {-1, +1}.
 template <class T>
 void fill_random(std::uint64_t seed, std::vector<T>& x, std::vector<T>& y) {
