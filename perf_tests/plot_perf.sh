@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Plots GB/s (pipelined, compulsory traffic) against N, one line per variant and peer, from the benchmark's CSV.
+# Usage: perf_tests/plot_perf.sh perf_forward.csv out.png   (needs gnuplot: apt-get install gnuplot-nox)
+set -euo pipefail
+csv="$1"
+png="$2"
+command -v gnuplot >/dev/null || { echo "gnuplot not found (apt-get install gnuplot-nox)"; exit 1; }
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+# One data file per variant: "n gbps", sorted by n (rows of size '-' are calibration rows without bytes).
+awk -F, -v dir="$tmp" 'NR > 1 && $1 != "-" {
+  name = $3; gsub(/[^A-Za-z0-9_]+/, "_", name); print $2, $6 > (dir "/" name ".dat"); label[name] = $3
+} END { for (k in label) print k "\t" label[k] > (dir "/labels.tsv") }' "$csv"
+plots=""
+while IFS=$'\t' read -r file label; do
+  sort -n -o "$tmp/$file.dat" "$tmp/$file.dat"
+  plots="${plots:+$plots, }'$tmp/$file.dat' using 1:2 with linespoints title '$label'"
+done < <(sort "$tmp/labels.tsv")
+gnuplot <<GP
+set terminal pngcairo size 1100,650 noenhanced
+set output '$png'
+set logscale x 2
+set format x "2^%L"
+set xlabel 'N (elements)'
+set ylabel 'GB/s of compulsory traffic (pipelined)'
+set title 'SoftMarginLoss on $(basename "$csv"): library variants and peers'
+set key left top
+set grid
+plot $plots
+GP
+echo "wrote $png"
