@@ -95,8 +95,9 @@ struct Share {
   }
 };
 
-/// Algorithm::TeamScratch, in one launch: each team sums its grid-stride share of the elements, reduces in team
-/// scratch, publishes its partial; the last team to finish (atomic ticket) combines the partials into the result.
+/// Algorithm::TeamScratch, in one launch: each team sums its Share of the elements (grid-stride on devices, a
+/// contiguous block on hosts), reduces in team scratch, publishes its partial; the last team to finish (atomic
+/// ticket) combines the partials into the result.
 template <class Exec, class Op, class RV, class Index>
 struct SumTeamFunctor {
   using A = typename Op::accum_type;
@@ -226,7 +227,7 @@ inline int device_teams_per_sm(std::size_t n) {
   return n < kDeviceSmallN ? kDeviceTeamsPerSMSmall : kDeviceTeamsPerSM;
 }
 
-/// A grid resident in one wave (grid-stride loops cover the rest), never more teams than W-element tiles. Host
+/// A grid resident in one wave (grid-stride loops cover the rest), never more teams than team-size tiles. Host
 /// backends: one team of one thread per hardware thread.
 template <class Exec>
 TeamShape team_shape(const Exec& space, std::size_t n, int max_league) {
@@ -254,7 +255,8 @@ Algorithm resolve(Algorithm a) {
 // ---------------------------------------------------------------------------------------------------------------
 // Launchers: the class templates that src/ instantiates explicitly (SoftMargin_ETI.hpp).
 
-/// Sum (or mean) of Op over n elements into the rank-0 View result. Kernels are labelled Op::label + algorithm.
+/// Sum (or mean) of Op over n elements into the rank-0 View result. Kernels are labelled Op::range_label or
+/// Op::team_label.
 template <class Exec, class Op, class RV>
 struct Reduce {
   static void run(const Exec& space, const Op& op, std::size_t n, const RV& result, Reduction reduction,
