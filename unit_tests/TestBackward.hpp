@@ -70,7 +70,7 @@ void check_gradients(const std::array<std::size_t, 2>& shape, const std::vector<
   const BExec space;
   const T poison = std::numeric_limits<T>::quiet_NaN();
 
-  for (Algorithm a : {Algorithm::Auto, Algorithm::RangeReduce, Algorithm::TeamScratch}) {
+  for (Algorithm a : kAlgorithms) {
     for (Reduction r : {Reduction::None, Reduction::Sum, Reduction::Mean}) {
       SCOPED_TRACE(std::string("seed ") + std::to_string(seed) + ", algorithm " + to_string(a) + ", reduction " +
                    to_string(r) + ", n " + std::to_string(n));
@@ -215,7 +215,7 @@ TEST(TEST_CATEGORY, backward_in_place_and_aliasing) {
   fill_random(seed, xs, ys);
   DeviceData<Kokkos::View<float*, BMem>> x({n}), y({n});
   Kokkos::View<float, BMem> l("l");
-  for (Algorithm a : {Algorithm::RangeReduce, Algorithm::TeamScratch}) {
+  for (Algorithm a : {Algorithm::RangeReduce, Algorithm::TeamScratch, Algorithm::Native}) {
     x.upload(xs);
     y.upload(ys);
     backward(space, x.view, y.view, 2.0f, x.view, Reduction::Sum, a);  // grad_x is x

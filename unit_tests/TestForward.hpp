@@ -11,7 +11,6 @@ using Exec = TEST_EXECSPACE;
 using Mem = typename Exec::memory_space;
 
 constexpr Reduction kReductions[] = {Reduction::None, Reduction::Sum, Reduction::Mean};
-constexpr Algorithm kAlgorithms[] = {Algorithm::Auto, Algorithm::RangeReduce, Algorithm::TeamScratch};
 
 template <class T, int Rank, class Layout>
 using ViewOf = Kokkos::View<typename Impl::add_rank<T, Rank>::type, Layout, Mem>;

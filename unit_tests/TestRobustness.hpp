@@ -38,7 +38,7 @@ TEST(TEST_CATEGORY, concurrent_instances) {
     threads.emplace_back([&, k] {
       const auto& space = instances[k];
       for (int rep = 0; rep < 20; ++rep) {
-        loss(space, x[k], y[k], r[k], Reduction::Mean, rep % 2 ? Algorithm::TeamScratch : Algorithm::RangeReduce);
+        loss(space, x[k], y[k], r[k], Reduction::Mean, kAlgorithms[rep % 4]);
         blocking[k] = loss(space, x[k], y[k]);
         fused[k] = loss_and_grad(space, x[k], y[k], grad[k]);
       }
@@ -68,7 +68,7 @@ TEST(TEST_CATEGORY, huge_n_2pow31_plus_5) {
   alternate_signs<RExec>(y);
   const double sp_neg = std::log1p(std::exp(-1.5)), sp_pos = 1.5 + std::log1p(std::exp(-1.5));
   const double closed = ((n + 1) / 2 * sp_neg + (n - 1) / 2 * sp_pos) / static_cast<double>(n);
-  for (Algorithm a : {Algorithm::Auto, Algorithm::RangeReduce, Algorithm::TeamScratch}) {
+  for (Algorithm a : kAlgorithms) {
     const float got = loss(x, y, Reduction::Mean, a);
     EXPECT_LE(std::abs(got - closed) / closed, 1e-6) << to_string(a) << " got " << got << " closed form " << closed;
   }

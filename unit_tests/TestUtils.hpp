@@ -15,6 +15,10 @@
 
 namespace softmargin::test {
 
+/// Every algorithm a call can ask for.
+constexpr Algorithm kAlgorithms[] = {Algorithm::Auto, Algorithm::RangeReduce, Algorithm::TeamScratch,
+                                     Algorithm::Native};
+
 /// One combination of value type and the layouts of x, y and (for outputs) out.
 template <class T, class LX, class LY, class LO>
 struct Case {

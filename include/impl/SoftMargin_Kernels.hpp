@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "SoftMargin_Cuda.hpp"
 #include "SoftMargin_Ops.hpp"
 #include "SoftMargin_Types.hpp"
 #include "SoftMargin_Workspace.hpp"
@@ -243,13 +244,24 @@ TeamShape team_shape(const Exec& space, std::size_t n, int max_league) {
   return {ts, static_cast<int>(league)};
 }
 
-/// What Algorithm::Auto means (measurements: docs/PERFORMANCE.md): the team kernel on every backend. On devices it is
-/// one launch (RangePolicy parallel_reduce needs a second kernel to convert the double accumulator) with 16-byte
-/// loads; on hosts each thread streams one contiguous block in 64-byte packs that the compiler vectorizes, 7x faster
-/// than the RangePolicy loop at 512x4096 on two cores.
+/// Whether Exec has an Algorithm::Native kernel (CUDA, in translation units that nvcc compiles).
+template <class Exec>
+inline constexpr bool has_native_v =
+#if defined(SOFTMARGIN_HAS_CUDA_NATIVE)
+    std::is_same_v<Exec, Kokkos::Cuda>;
+#else
+    false;
+#endif
+
+/// What Algorithm::Auto means (measurements: docs/PERFORMANCE.md). On CUDA the native kernel: one launch at the cost
+/// of a CUDA launch, 16-byte loads. Elsewhere the team kernel: on hosts each thread streams one contiguous block in
+/// 64-byte packs that the compiler vectorizes, 7x faster than the RangePolicy loop at 512x4096 on two cores.
+/// Algorithm::Native is the team kernel where there is no native one.
 template <class Exec>
 Algorithm resolve(Algorithm a) {
-  return a == Algorithm::Auto ? Algorithm::TeamScratch : a;
+  if (a == Algorithm::Auto) return has_native_v<Exec> ? Algorithm::Native : Algorithm::TeamScratch;
+  if (a == Algorithm::Native && !has_native_v<Exec>) return Algorithm::TeamScratch;
+  return a;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -304,6 +316,30 @@ void reduce_team(const char* label, const Exec& space, const Op& op, std::size_t
                        functor{op, result, ws->partials, ws->ticket, static_cast<Index>(n), divisor, use_packs(op)});
 }
 
+/// Algorithm::Native (only called where has_native_v<Exec>).
+template <class Exec, class Op, class RV, class Index>
+void reduce_native([[maybe_unused]] const Exec& space, [[maybe_unused]] const Op& op,
+                   [[maybe_unused]] std::size_t n, [[maybe_unused]] const RV& result,
+                   [[maybe_unused]] typename Op::accum_type divisor) {
+#if defined(SOFTMARGIN_HAS_CUDA_NATIVE)
+  if constexpr (has_native_v<Exec>) {
+    namespace CN = CudaNative;
+    using A = typename Op::accum_type;
+    constexpr auto kernel = CN::reduce_kernel<Op, RV, Index>;
+    const bool packed = use_packs(op);
+    const std::size_t work = packed ? n / Op::pack_type::width : n;
+    const unsigned grid = std::min<unsigned>(
+        CN::grid_for(space, work, device_teams_per_sm(n), CN::resident_blocks<kernel>()), Workspace<Exec, A>::max_teams);
+    auto ws = Workspace<Exec, A>::acquire(space, Workspace<Exec, A>::max_teams);
+    A* partials = ws->partials.data();
+    unsigned* ticket = ws->ticket.data();
+    CN::launch_labelled(Op::native_label, space, [&](cudaStream_t stream) {
+      kernel<<<grid, CN::kBlock, 0, stream>>>(op, result, partials, ticket, static_cast<Index>(n), divisor, packed);
+    });
+  }
+#endif
+}
+
 template <class Exec, class Op, class RV>
 void Reduce<Exec, Op, RV>::run(const Exec& space, const Op& op, std::size_t n, const RV& result, Reduction reduction,
                                Algorithm algorithm) {
@@ -315,7 +351,11 @@ void Reduce<Exec, Op, RV>::run(const Exec& space, const Op& op, std::size_t n, c
   }
   const A divisor = reduction == Reduction::Mean ? static_cast<A>(n) : A(1);
   const bool int32 = fits_int32(n);
-  if (resolve<Exec>(algorithm) == Algorithm::TeamScratch) {
+  const Algorithm a = resolve<Exec>(algorithm);
+  if (a == Algorithm::Native) {
+    if (int32) reduce_native<Exec, Op, RV, int>(space, op, n, result, divisor);
+    else reduce_native<Exec, Op, RV, std::int64_t>(space, op, n, result, divisor);
+  } else if (a == Algorithm::TeamScratch) {
     if (int32) reduce_team<Exec, Op, RV, int>(Op::team_label, space, op, n, result, divisor);
     else reduce_team<Exec, Op, RV, std::int64_t>(Op::team_label, space, op, n, result, divisor);
   } else {
@@ -326,7 +366,23 @@ void Reduce<Exec, Op, RV>::run(const Exec& space, const Op& op, std::size_t n, c
 
 template <class Exec, class Op, class Index>
 void map(const Exec& space, const Op& op, std::size_t n, Algorithm algorithm) {
-  if (resolve<Exec>(algorithm) == Algorithm::TeamScratch) {
+  const Algorithm a = resolve<Exec>(algorithm);
+#if defined(SOFTMARGIN_HAS_CUDA_NATIVE)
+  if constexpr (has_native_v<Exec>) {
+    if (a == Algorithm::Native) {
+      namespace CN = CudaNative;
+      constexpr auto kernel = CN::map_kernel<Op, Index>;
+      const bool packed = use_packs(op);
+      const std::size_t work = packed ? n / Op::pack_type::width : n;
+      const unsigned grid = CN::grid_for(space, work, device_teams_per_sm(n), CN::resident_blocks<kernel>());
+      CN::launch_labelled(Op::native_label, space, [&](cudaStream_t stream) {
+        kernel<<<grid, CN::kBlock, 0, stream>>>(op, static_cast<Index>(n), packed);
+      });
+      return;
+    }
+  }
+#endif
+  if (a == Algorithm::TeamScratch) {
     const auto shape = team_shape(space, n, INT_MAX);
     Kokkos::parallel_for(Op::team_label,
                          typename MapTeamFunctor<Exec, Op, Index>::policy_type(space, shape.league_size, shape.team_size),

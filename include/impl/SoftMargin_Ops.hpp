@@ -73,6 +73,7 @@ template <class XV, class YV>
 struct LossOp {
   static constexpr const char* range_label = "softmargin::loss::range_reduce";
   static constexpr const char* team_label = "softmargin::loss::team_scratch";
+  static constexpr const char* native_label = "softmargin::loss::native";
   using value_type = typename XV::non_const_value_type;
   using pack_type = PackFor<value_type, typename XV::execution_space>;
   using accum_type = accum_t<value_type>;
@@ -102,6 +103,7 @@ template <class XV, class YV, class OV>
 struct LossNoneOp {
   static constexpr const char* range_label = "softmargin::loss_none::range_reduce";
   static constexpr const char* team_label = "softmargin::loss_none::team_scratch";
+  static constexpr const char* native_label = "softmargin::loss_none::native";
   using value_type = typename XV::non_const_value_type;
   using pack_type = PackFor<value_type, typename XV::execution_space>;
   XV x;
@@ -132,6 +134,7 @@ template <class XV, class YV, class GV, class UpV>
 struct GradOp {
   static constexpr const char* range_label = "softmargin::backward::range_reduce";
   static constexpr const char* team_label = "softmargin::backward::team_scratch";
+  static constexpr const char* native_label = "softmargin::backward::native";
   using value_type = typename XV::non_const_value_type;
   using pack_type = PackFor<value_type, typename XV::execution_space>;
   static constexpr bool per_element = UpV::rank() != 0;
@@ -172,6 +175,7 @@ template <class XV, class YV, class GV, class UV>
 struct LossGradOp {
   static constexpr const char* range_label = "softmargin::loss_and_grad::range_reduce";
   static constexpr const char* team_label = "softmargin::loss_and_grad::team_scratch";
+  static constexpr const char* native_label = "softmargin::loss_and_grad::native";
   using value_type = typename XV::non_const_value_type;
   using pack_type = PackFor<value_type, typename XV::execution_space>;
   using accum_type = accum_t<value_type>;

@@ -18,7 +18,9 @@ enum class Reduction {
 enum class Algorithm {
   Auto,         ///< the fastest measured for the backend and size (see docs/PERFORMANCE.md)
   RangeReduce,  ///< Kokkos::parallel_reduce of a functor over a RangePolicy: the portable reference path
-  TeamScratch   ///< TeamPolicy kernel: tree reduction in team scratch, last team combines, one launch
+  TeamScratch,  ///< TeamPolicy kernel: tree reduction in team scratch, last team combines, one launch
+  Native        ///< the team kernel's work as a CUDA kernel launched directly on the instance's stream (warp
+                ///< shuffles; the lowest per-call overhead); TeamScratch on backends other than CUDA
 };
 
 inline const char* to_string(Reduction r) {
@@ -35,6 +37,7 @@ inline const char* to_string(Algorithm a) {
     case Algorithm::Auto: return "auto";
     case Algorithm::RangeReduce: return "range_reduce";
     case Algorithm::TeamScratch: return "team_scratch";
+    case Algorithm::Native: return "native";
   }
   return "invalid";
 }
@@ -49,9 +52,10 @@ inline void check_reduction(const char* where, Reduction r) {
 }
 
 inline void check_algorithm(const char* where, Algorithm a) {
-  if (a != Algorithm::Auto && a != Algorithm::RangeReduce && a != Algorithm::TeamScratch) {
+  if (a != Algorithm::Auto && a != Algorithm::RangeReduce && a != Algorithm::TeamScratch && a != Algorithm::Native) {
     throw std::invalid_argument(std::string(where) + ": algorithm has the invalid value " +
-                                std::to_string(static_cast<int>(a)) + " (expected Auto, RangeReduce or TeamScratch)");
+                                std::to_string(static_cast<int>(a)) +
+                                " (expected Auto, RangeReduce, TeamScratch or Native)");
   }
 }
 

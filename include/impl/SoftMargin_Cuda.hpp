@@ -1,0 +1,152 @@
+// SoftMargin: Algorithm::Native on CUDA. The team kernels' work, written as CUDA kernels and launched directly on the
+// execution-space instance's stream: the same element operations (SoftMargin_Ops.hpp), warp shuffles instead of
+// team scratch, and a launch that costs what a CUDA launch costs (a Kokkos::parallel_for adds about 3 us per call
+// on the H200: docs/PERFORMANCE.md), which is most of a call at the reference problem's size.
+#ifndef SOFTMARGIN_IMPL_CUDA_HPP
+#define SOFTMARGIN_IMPL_CUDA_HPP
+
+#include <Kokkos_Core.hpp>
+
+#if defined(KOKKOS_ENABLE_CUDA) && defined(__CUDACC__)
+#define SOFTMARGIN_HAS_CUDA_NATIVE 1
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+namespace softmargin::Impl::CudaNative {
+
+inline constexpr int kBlock = 256;        ///< threads a block
+inline constexpr int kMinBlocksPerSM = 4;  ///< launch bound: at most 64 registers a thread
+
+/// Sum of v over the block, valid in thread 0. `warp_sums` holds one value per warp; callers separate two uses
+/// with __syncthreads().
+template <class A>
+__device__ __forceinline__ A block_sum(A v, A* warp_sums) {
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  if (lane == 0) warp_sums[warp] = v;
+  __syncthreads();
+  if (warp == 0) {
+    v = lane < static_cast<int>(blockDim.x >> 5) ? warp_sums[lane] : A(0);
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+  }
+  return v;
+}
+
+/// Sum of Op over this thread's grid-stride share of n elements: W-element packs (four in flight per thread) when
+/// `packed`, else one element at a time.
+template <class Op, class Index>
+__device__ __forceinline__ typename Op::accum_type thread_sum(const Op& op, const Index n, const bool packed) {
+  using A = typename Op::accum_type;
+  const auto scale = op.scale();
+  const Index tid = static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const Index stride = static_cast<Index>(gridDim.x) * blockDim.x;
+  A sum(0);
+  if constexpr (Op::packed) {
+    if (packed) {
+      constexpr Index W = Op::pack_type::width;
+      const Index packs = n / W;
+      Index p = tid;
+      for (; p + 3 * stride < packs; p += 4 * stride) {
+        const A a = op.pack(p, scale), b = op.pack(p + stride, scale);
+        const A c = op.pack(p + 2 * stride, scale), d = op.pack(p + 3 * stride, scale);
+        sum += (a + b) + (c + d);
+      }
+      for (; p < packs; p += stride) sum += op.pack(p, scale);
+      for (Index i = packs * W + tid; i < n; i += stride) sum += op(i, scale);
+      return sum;
+    }
+  }
+  for (Index i = tid; i < n; i += stride) sum += op(i, scale);
+  return sum;
+}
+
+/// Reduce: each block sums its share and publishes a partial; the last block to finish (atomic ticket) combines
+/// the partials, writes sum / divisor into the result and resets the ticket for the next launch.
+template <class Op, class RV, class Index>
+__global__ void __launch_bounds__(kBlock, kMinBlocksPerSM)
+    reduce_kernel(const Op op, const RV result, typename Op::accum_type* partials, unsigned* ticket, const Index n,
+                  const typename Op::accum_type divisor, const bool packed) {
+  using A = typename Op::accum_type;
+  __shared__ A warp_sums[kBlock / 32];
+  __shared__ bool last;
+  const A sum = block_sum(thread_sum(op, n, packed), warp_sums);
+  if (threadIdx.x == 0) {
+    partials[blockIdx.x] = sum;
+    __threadfence();  // the partial is visible before the ticket is taken
+    last = atomicAdd(ticket, 1u) + 1 == gridDim.x;
+  }
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  A total(0);
+  for (unsigned b = threadIdx.x; b < gridDim.x; b += blockDim.x) total += __ldcg(partials + b);
+  total = block_sum(total, warp_sums);
+  if (threadIdx.x == 0) {
+    result() = static_cast<typename RV::non_const_value_type>(total / divisor);
+    *ticket = 0u;
+  }
+}
+
+/// Map: Op applied to each element of this thread's grid-stride share.
+template <class Op, class Index>
+__global__ void __launch_bounds__(kBlock, kMinBlocksPerSM) map_kernel(const Op op, const Index n, const bool packed) {
+  const auto scale = op.scale();
+  const Index tid = static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const Index stride = static_cast<Index>(gridDim.x) * blockDim.x;
+  if constexpr (Op::packed) {
+    if (packed) {
+      constexpr Index W = Op::pack_type::width;
+      const Index packs = n / W;
+      for (Index p = tid; p < packs; p += stride) op.pack(p, scale);
+      for (Index i = packs * W + tid; i < n; i += stride) op(i, scale);
+      return;
+    }
+  }
+  for (Index i = tid; i < n; i += stride) op(i, scale);
+}
+
+/// Blocks of `Kernel` resident per multiprocessor (queried once per kernel).
+template <auto Kernel>
+int resident_blocks() {
+  static const int blocks = [] {
+    int b = 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, Kernel, kBlock, 0) != cudaSuccess || b < 1) b = 1;
+    return b;
+  }();
+  return blocks;
+}
+
+/// One wave of at most `per_sm` blocks per multiprocessor (fewer if fewer are resident), never more blocks than
+/// there are block-sized tiles of `work` items.
+inline unsigned grid_for(const Kokkos::Cuda& space, std::size_t work, int per_sm, int resident) {
+  const std::size_t sms = static_cast<std::size_t>(space.cuda_device_prop().multiProcessorCount);
+  std::size_t grid = sms * static_cast<std::size_t>(std::min(per_sm, resident));
+  grid = std::min(grid, (work + kBlock - 1) / kBlock);
+  return static_cast<unsigned>(std::max<std::size_t>(grid, 1));
+}
+
+/// Launches `launch` on space's device, as a Kokkos kernel named `label` for Kokkos Tools.
+template <class Launch>
+void launch_labelled(const char* label, const Kokkos::Cuda& space, const Launch& launch) {
+  std::uint64_t kernel_id = 0;
+  const bool tools = Kokkos::Tools::profileLibraryLoaded();
+  if (tools) Kokkos::Tools::beginParallelFor(label, Kokkos::Tools::Experimental::device_id(space), &kernel_id);
+  int device = -1;
+  cudaGetDevice(&device);
+  if (device != space.cuda_device()) cudaSetDevice(space.cuda_device());
+  launch(space.cuda_stream());
+  const cudaError_t err = cudaGetLastError();
+  if (tools) Kokkos::Tools::endParallelFor(kernel_id);
+  if (err != cudaSuccess)
+    throw std::runtime_error(std::string(label) + ": CUDA kernel launch failed: " + cudaGetErrorString(err));
+}
+
+}  // namespace softmargin::Impl::CudaNative
+
+#endif
+#endif
