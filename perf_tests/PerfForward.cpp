@@ -282,9 +282,7 @@ int main(int argc, char* argv[]) {
     std::vector<std::pair<std::string, int>> modes{{"hot", 1}};
     if (llc > 0 && bytes <= llc) modes.push_back({"cold", static_cast<int>((4 * llc + bytes - 1) / bytes)});
     const int copies = modes.back().second;
-    const auto alloc = [&](const char* name) {
-      return Flat(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(name)), copies * n);
-    };
+    const auto alloc = [&](const char* name) { return Flat(std::string(name), copies * n); };  // touched once
     const Flat X = alloc("x"), Y = alloc("y"), G = alloc("grad"), O = alloc("out");
     fill(X, Y, n);
     std::vector<Matrix> x, y, grad, out;

@@ -7,6 +7,8 @@
 
 #include <Kokkos_Core.hpp>
 
+#include "SoftMargin_Ops.hpp"
+
 #if defined(KOKKOS_ENABLE_CUDA) && defined(__CUDACC__)
 #define SOFTMARGIN_HAS_CUDA_NATIVE 1
 
@@ -50,13 +52,18 @@ __device__ __forceinline__ typename Op::accum_type thread_sum(const Op& op, cons
     if (packed) {
       constexpr Index W = Op::pack_type::width;
       const Index packs = n / W;
+      LaneSums<A, typename Op::pack_type> lanes;
       Index p = tid;
       for (; p + 3 * stride < packs; p += 4 * stride) {
-        const A a = op.pack(p, scale), b = op.pack(p + stride, scale);
-        const A c = op.pack(p + 2 * stride, scale), d = op.pack(p + 3 * stride, scale);
-        sum += (a + b) + (c + d);
+        const auto a = op.pack(p, scale), b = op.pack(p + stride, scale);
+        const auto c = op.pack(p + 2 * stride, scale), d = op.pack(p + 3 * stride, scale);
+        lanes.add(a);
+        lanes.add(b);
+        lanes.add(c);
+        lanes.add(d);
       }
-      for (; p < packs; p += stride) sum += op.pack(p, scale);
+      for (; p < packs; p += stride) lanes.add(op.pack(p, scale));
+      sum = lanes.total();
       for (Index i = packs * W + tid; i < n; i += stride) sum += op(i, scale);
       return sum;
     }

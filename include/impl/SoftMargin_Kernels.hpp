@@ -132,7 +132,9 @@ struct SumTeamFunctor {
         constexpr Index W = Op::pack_type::width;
         const Index packs = n / W;
         const Share<Exec, member_type, Index> share(team, packs);
-        for (Index p = share.begin; p < share.end; p += share.step) sum += op.pack(p, scale);
+        LaneSums<A, typename Op::pack_type> lanes;
+        for (Index p = share.begin; p < share.end; p += share.step) lanes.add(op.pack(p, scale));
+        sum = lanes.total();
         const Share<Exec, member_type, Index> tail(team, n - packs * W);  // the last n % W elements
         for (Index i = tail.begin; i < tail.end; i += tail.step) sum += op(packs * W + i, scale);
         done = true;

@@ -26,15 +26,29 @@ struct alignas(Bytes) Pack {
 template <class T, class Exec>
 using PackFor = Pack<T, is_host_space_v<Exec> ? 64 : 16>;
 
-/// Sum of the W values of a pack in A, pairwise (halving loops that a compiler vectorizes).
-template <class A, class T, int W>
-KOKKOS_FORCEINLINE_FUNCTION A pack_sum(const T (&v)[W]) {
-  A d[W];
-  for (int k = 0; k < W; ++k) d[k] = static_cast<A>(v[k]);
-  for (int h = W / 2; h > 0; h /= 2)
-    for (int k = 0; k < h; ++k) d[k] += d[k + h];
-  return d[0];
+/// d[0] + ... + d[W-1] by halving (d[k] += d[k + W/2], W a power of two), one level per instantiation so that every
+/// loop has a constant trip count: compilers unroll it into whole-vector adds.
+template <int W, class A>
+KOKKOS_FORCEINLINE_FUNCTION A halving_sum(A* d) {
+  static_assert((W & (W - 1)) == 0, "pack widths are powers of two");
+  if constexpr (W == 1) {
+    return d[0];
+  } else {
+    for (int k = 0; k < W / 2; ++k) d[k] += d[k + W / 2];
+    return halving_sum<W / 2>(d);
+  }
 }
+
+/// Running sums of packs in A, one per lane (whole-vector converts and adds, no per-pack horizontal sum), added up
+/// pairwise once at the end.
+template <class A, class P>
+struct LaneSums {
+  A v[P::width] = {};
+  KOKKOS_FORCEINLINE_FUNCTION void add(const P& p) {
+    for (int k = 0; k < P::width; ++k) v[k] += static_cast<A>(p.v[k]);
+  }
+  KOKKOS_FORCEINLINE_FUNCTION A total() { return halving_sum<P::width>(v); }
+};
 
 template <class P, class T, class Index>
 KOKKOS_FORCEINLINE_FUNCTION P load_pack(T* p, const Index i) {
@@ -88,13 +102,13 @@ struct LossOp {
 
   static constexpr bool packed = is_flat_v<XV> && is_flat_v<YV>;
   bool aligned() const { return aligned_to<pack_type::bytes>(x, y); }
-  /// Elements [p W, p W + W), accumulated in accum_type (losses near float max must not overflow).
+  /// The losses of elements [p W, p W + W), for a LaneSums<accum_type> (losses near float max must not overflow).
   template <class Index>
-  KOKKOS_FORCEINLINE_FUNCTION accum_type pack(const Index p, const value_type) const {
+  KOKKOS_FORCEINLINE_FUNCTION pack_type pack(const Index p, const value_type) const {
     const auto a = load_pack<pack_type>(x.data(), p), b = load_pack<pack_type>(y.data(), p);
-    value_type l[pack_type::width];
-    for (int k = 0; k < pack_type::width; ++k) l[k] = loss<value_type>(a.v[k], b.v[k]);
-    return pack_sum<accum_type>(l);
+    pack_type l;
+    for (int k = 0; k < pack_type::width; ++k) l.v[k] = loss<value_type>(a.v[k], b.v[k]);
+    return l;
   }
 };
 
@@ -195,17 +209,17 @@ struct LossGradOp {
 
   static constexpr bool packed = is_flat_v<XV> && is_flat_v<YV> && is_flat_v<GV>;
   bool aligned() const { return aligned_to<pack_type::bytes>(x, y, grad); }
+  /// Stores the gradients of elements [p W, p W + W) and returns their losses, as LossOp::pack.
   template <class Index>
-  KOKKOS_FORCEINLINE_FUNCTION accum_type pack(const Index p, const value_type s) const {
+  KOKKOS_FORCEINLINE_FUNCTION pack_type pack(const Index p, const value_type s) const {
     const auto a = load_pack<pack_type>(x.data(), p), b = load_pack<pack_type>(y.data(), p);
-    pack_type g;
-    value_type l[pack_type::width];
+    pack_type g, l;
     for (int k = 0; k < pack_type::width; ++k) {
-      l[k] = loss_and_dloss_dx<value_type>(a.v[k], b.v[k], g.v[k]);
+      l.v[k] = loss_and_dloss_dx<value_type>(a.v[k], b.v[k], g.v[k]);
       g.v[k] *= s;
     }
     store_pack(grad.data(), p, g);
-    return pack_sum<accum_type>(l);
+    return l;
   }
 };
 
