@@ -57,7 +57,7 @@ Timing time_call(const Exec& space, const std::function<void(int)>& fn, int reps
     fn(next);
     next = next + 1 == copies ? 0 : next + 1;
   };
-  for (int i = 0; i < 5; ++i) call();  // warm-up
+  for (int i = 0; i < 5 + std::min(copies, 1000); ++i) call();  // warm-up, through the copies once
   space.fence();
   std::vector<double> iso, pipe;
 #if defined(KOKKOS_ENABLE_CUDA)
@@ -193,22 +193,26 @@ double sum_of(const Matrix& v) {
 }
 
 /// PyTorch's op-by-op SoftMarginLoss (the "before" picture), one Kokkos kernel per ATen op with a full-size
-/// temporary: neg_out, mul_, exp_, log1p_, then mean (a float reduction that divides by N in its final).
+/// temporary: neg_out, mul_, exp_, log1p_, mean (here accumulated in double, dividing by N in its final), and the
+/// copy of that scalar into the output.
 struct UnfusedMean {
-  using value_type = float;
+  using value_type = double;
   Flat t;
-  float n;
-  KOKKOS_INLINE_FUNCTION void operator()(const Index i, float& s) const { s += t(i); }
-  KOKKOS_INLINE_FUNCTION void final(float& s) const { s /= n; }
+  double n;
+  KOKKOS_INLINE_FUNCTION void operator()(const Index i, double& s) const { s += t(i); }
+  KOKKOS_INLINE_FUNCTION void final(double& s) const { s /= n; }
 };
 void unfused_chain(const Exec& space, const FlatSlice& x, const FlatSlice& y, const Flat& t,
-                   const Kokkos::View<float, Mem>& result) {
+                   const Kokkos::View<double, Mem>& mean, const Kokkos::View<float, Mem>& result) {
   const Kokkos::RangePolicy<Exec, Kokkos::IndexType<Index>> all(space, 0, x.size());
   Kokkos::parallel_for("unfused::neg", all, KOKKOS_LAMBDA(Index i) { t(i) = -x(i); });
   Kokkos::parallel_for("unfused::mul", all, KOKKOS_LAMBDA(Index i) { t(i) *= y(i); });
   Kokkos::parallel_for("unfused::exp", all, KOKKOS_LAMBDA(Index i) { t(i) = Kokkos::exp(t(i)); });
   Kokkos::parallel_for("unfused::log1p", all, KOKKOS_LAMBDA(Index i) { t(i) = Kokkos::log1p(t(i)); });
-  Kokkos::parallel_reduce("unfused::mean", all, UnfusedMean{t, static_cast<float>(x.size())}, result);
+  Kokkos::parallel_reduce("unfused::mean", all, UnfusedMean{t, static_cast<double>(x.size())}, mean);
+  Kokkos::parallel_for(
+      "unfused::copy", Kokkos::RangePolicy<Exec>(space, 0, 1),
+      KOKKOS_LAMBDA(int) { result() = static_cast<float>(mean()); });
 }
 
 #if defined(KOKKOS_ENABLE_CUDA)
@@ -257,6 +261,7 @@ int main(int argc, char* argv[]) {
   const Exec space;
   const double nan = std::nan("");
   std::vector<Row> rows;
+  int failed = 0;  // variants whose check failed (reported, not timed; the exit status is 1)
   {
     // Calibration: the cost of launching an empty kernel, the floor under any one-launch call.
     const int teams = std::max(1, Exec().concurrency() / 256);
@@ -282,9 +287,12 @@ int main(int argc, char* argv[]) {
     std::vector<std::pair<std::string, int>> modes{{"hot", 1}};
     if (llc > 0 && bytes <= llc) modes.push_back({"cold", static_cast<int>((4 * llc + bytes - 1) / bytes)});
     const int copies = modes.back().second;
-    const auto alloc = [&](const char* name) { return Flat(std::string(name), copies * n); };  // touched once
+    const auto alloc = [&](const char* name) {
+      return Flat(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(name)), copies * n);
+    };
     const Flat X = alloc("x"), Y = alloc("y"), G = alloc("grad"), O = alloc("out");
     fill(X, Y, n);
+    fill(G, O, n);  // outputs too are written once before timing (non-zero: no shared zero pages on hosts)
     std::vector<Matrix> x, y, grad, out;
     for (int k = 0; k < copies; ++k) {
       const std::size_t at = static_cast<std::size_t>(k) * n;
@@ -294,6 +302,7 @@ int main(int argc, char* argv[]) {
       out.emplace_back(O.data() + at, shape.rows, shape.cols);
     }
     Flat temp(Kokkos::view_alloc(Kokkos::WithoutInitializing, "unfused_temp"), n);
+    Kokkos::View<double, Mem> unfused_mean("unfused_mean");
     double ref = 0, grad_ref = 0;
     fp64_reference(x[0], y[0], ref, grad_ref);
     const auto flat = [&](const Matrix& m) { return FlatSlice(m.data(), m.size()); };
@@ -316,9 +325,10 @@ int main(int argc, char* argv[]) {
         space.fence();
         const double err = check ? check() : nan;
         if (check && !(err < tol)) {
-          std::fprintf(stderr, "CHECK FAILED: %s at %s: relative error %.3g (fp64 mean %.9g)\n", variant.c_str(),
-                       shape.name.c_str(), err, ref);
-          std::exit(1);
+          std::fprintf(stderr, "CHECK FAILED: %s at %s: relative error %.3g (fp64 mean %.9g); not timed\n",
+                       variant.c_str(), shape.name.c_str(), err, ref);
+          ++failed;
+          return;
         }
         rows.push_back({shape.name, mode, variant, n, time_call(space, fn, reps, ncopies), err, bytes_per_element, peer});
       };
@@ -349,7 +359,7 @@ int main(int argc, char* argv[]) {
           1e-4, 12, "cublasSaxpy");
       // The op-by-op chain (float accumulation, no stable softplus: right on these inputs, not in general).
       add("unfused Kokkos chain (PyTorch's ops)",
-          [&](int k) { unfused_chain(space, flat(x[k]), flat(y[k]), temp, result); }, mean_err, 1e-4);
+          [&](int k) { unfused_chain(space, flat(x[k]), flat(y[k]), temp, unfused_mean, result); }, mean_err, 1e-5);
 #if !defined(KOKKOS_ENABLE_CUDA) && !defined(KOKKOS_ENABLE_HIP) && !defined(KOKKOS_ENABLE_SYCL)
       // Host builds: the library on one thread, and the plain loop a host code would write.
 #if defined(KOKKOS_ENABLE_SERIAL)
@@ -433,5 +443,6 @@ int main(int argc, char* argv[]) {
 #if defined(KOKKOS_ENABLE_CUDA)
   cublasDestroy(blas);
 #endif
-  return 0;
+  if (failed) std::fprintf(stderr, "%d variant(s) failed their check\n", failed);
+  return failed ? 1 : 0;
 }
