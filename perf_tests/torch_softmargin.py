@@ -22,7 +22,10 @@ except ImportError:
 def parse_sizes(text):
     out = []
     for tok in text.split(","):
-        if tok.startswith("2^"):
+        if tok.startswith("2^") and ":" in tok:  # 2^a:2^b, every power of two from a to b
+            a, b = tok.split(":")
+            out.extend((f"2^{k}", (1, 1 << k)) for k in range(int(a[2:]), int(b[2:]) + 1))
+        elif tok.startswith("2^"):
             out.append((tok, (1, 1 << int(tok[2:]))))
         elif "x" in tok:
             r, c = tok.split("x")

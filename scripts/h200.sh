@@ -3,6 +3,7 @@
 # when build/cuda is already there), then the stages named in STAGES (default: all, in this order):
 #   tests     CUDA unit tests (ctest), then the opt-in N = 2^31 + 5 test
 #   perf      reference problem, benchmark (CSV), PyTorch's SoftMarginLoss on the same sizes
+#   tune      the benchmark's native rows with and without programmatic dependent launch, over blocks per SM
 #   sanitize  compute-sanitizer memcheck, racecheck and synccheck over the whole CUDA unit-test suite (in parallel)
 # Logs and CSVs go to $OUT.
 # Usage (through the device tool, carrying .deps): [STAGES="tests perf"] bash scripts/h200.sh [perf sizes]
@@ -42,6 +43,17 @@ for stage in $stages; do
       PYTHONUNBUFFERED=1 python3 perf_tests/torch_softmargin.py --sizes "$sizes" --csv "$OUT/perf_torch.csv" \
         > "$OUT/perf_torch.txt" 2>&1
       grep -E "512x4096|2\^28" "$OUT/perf_torch.txt"
+      ;;
+    tune)
+      # Native-kernel launch settings: programmatic dependent launch on/off, blocks per multiprocessor.
+      for pdl in 1 0; do
+        for t in ${TUNE_TEAMS:-2 3 4 6}; do
+          SOFTMARGIN_CUDA_PDL=$pdl SOFTMARGIN_TEAMS_PER_SM=$t build/cuda/perf_tests/softmargin_perf_forward \
+            --sizes "${TUNE_SIZES:-2^16,512x4096,2^24}" --reps 50 > "/tmp/tune_${pdl}_$t.txt" 2>&1
+          echo "== PDL $pdl, blocks per SM $t" | tee -a "$OUT/tune.txt"
+          grep -E " (softmargin (auto|native|backward)|cublasSdot) " "/tmp/tune_${pdl}_$t.txt" | tee -a "$OUT/tune.txt"
+        done
+      done
       ;;
     sanitize)
       # The whole suite (the 2^31 + 5 test is opt-in and skipped) under each tool, the three at once.

@@ -16,13 +16,26 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace softmargin::Impl::CudaNative {
 
 inline constexpr int kBlock = 256;        ///< threads a block
 inline constexpr int kMinBlocksPerSM = 4;  ///< launch bound: at most 64 registers a thread
+
+/// Programmatic dependent launch (Hopper and later): lets the next kernel in the stream be scheduled now, then waits
+/// until every kernel this one depends on has finished and its writes are visible. Called before any global memory
+/// access, so that the kernel sees what precedes it exactly as in plain stream order, while its launch (and that of
+/// the next call) overlaps the previous kernel's tail.
+__device__ __forceinline__ void stream_order_prologue() {
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900)
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
 
 /// Sum of v over the block, valid in thread 0. `warp_sums` holds one value per warp; callers separate two uses
 /// with __syncthreads().
@@ -81,6 +94,7 @@ __global__ void __launch_bounds__(kBlock, kMinBlocksPerSM)
   using A = typename Op::accum_type;
   __shared__ A warp_sums[kBlock / 32];
   __shared__ bool last;
+  stream_order_prologue();
   const A sum = block_sum(thread_sum(op, n, packed), warp_sums);
   if (threadIdx.x == 0) {
     partials[blockIdx.x] = sum;
@@ -102,6 +116,7 @@ __global__ void __launch_bounds__(kBlock, kMinBlocksPerSM)
 /// Map: Op applied to each element of this thread's grid-stride share.
 template <class Op, class Index>
 __global__ void __launch_bounds__(kBlock, kMinBlocksPerSM) map_kernel(const Op op, const Index n, const bool packed) {
+  stream_order_prologue();
   const auto scale = op.scale();
   const Index tid = static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x;
   const Index stride = static_cast<Index>(gridDim.x) * blockDim.x;
@@ -137,17 +152,38 @@ inline unsigned grid_for(const Kokkos::Cuda& space, std::size_t work, int per_sm
   return static_cast<unsigned>(std::max<std::size_t>(grid, 1));
 }
 
-/// Launches `launch` on space's device, as a Kokkos kernel named `label` for Kokkos Tools.
-template <class Launch>
-void launch_labelled(const char* label, const Kokkos::Cuda& space, const Launch& launch) {
+/// Whether launches use programmatic dependent launch: on devices of compute capability 9 and later, unless
+/// SOFTMARGIN_CUDA_PDL=0 (read once; for measuring its effect).
+inline bool use_pdl(const Kokkos::Cuda& space) {
+  static const bool enabled = [] {
+    const char* e = std::getenv("SOFTMARGIN_CUDA_PDL");
+    return !(e && e[0] == '0');
+  }();
+  return enabled && space.cuda_device_prop().major >= 9;
+}
+
+/// Launches kernel<<<grid, kBlock, 0, space's stream>>>(args...) on space's device, as a Kokkos kernel named `label`
+/// for Kokkos Tools; throws if the launch fails.
+template <class... Params, class... Args>
+void launch(const char* label, const Kokkos::Cuda& space, void (*kernel)(Params...), unsigned grid, Args&&... args) {
   std::uint64_t kernel_id = 0;
   const bool tools = Kokkos::Tools::profileLibraryLoaded();
   if (tools) Kokkos::Tools::beginParallelFor(label, Kokkos::Tools::Experimental::device_id(space), &kernel_id);
   int device = -1;
   cudaGetDevice(&device);
   if (device != space.cuda_device()) cudaSetDevice(space.cuda_device());
-  launch(space.cuda_stream());
-  const cudaError_t err = cudaGetLastError();
+  cudaLaunchAttribute attribute[1];
+  attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute[0].val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(grid);
+  config.blockDim = dim3(kBlock);
+  config.dynamicSmemBytes = 0;
+  config.stream = space.cuda_stream();
+  config.attrs = attribute;
+  config.numAttrs = use_pdl(space) ? 1 : 0;
+  cudaError_t err = cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...);
+  if (err == cudaSuccess) err = cudaGetLastError();
   if (tools) Kokkos::Tools::endParallelFor(kernel_id);
   if (err != cudaSuccess)
     throw std::runtime_error(std::string(label) + ": CUDA kernel launch failed: " + cudaGetErrorString(err));

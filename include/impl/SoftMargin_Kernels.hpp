@@ -335,9 +335,8 @@ void reduce_native([[maybe_unused]] const Exec& space, [[maybe_unused]] const Op
     auto ws = Workspace<Exec, A>::acquire(space, Workspace<Exec, A>::max_teams);
     A* partials = ws->partials.data();
     unsigned* ticket = ws->ticket.data();
-    CN::launch_labelled(Op::native_label, space, [&](cudaStream_t stream) {
-      kernel<<<grid, CN::kBlock, 0, stream>>>(op, result, partials, ticket, static_cast<Index>(n), divisor, packed);
-    });
+    CN::launch(Op::native_label, space, kernel, grid, op, result, partials, ticket, static_cast<Index>(n), divisor,
+               packed);
   }
 #endif
 }
@@ -377,9 +376,7 @@ void map(const Exec& space, const Op& op, std::size_t n, Algorithm algorithm) {
       const bool packed = use_packs(op);
       const std::size_t work = packed ? n / Op::pack_type::width : n;
       const unsigned grid = CN::grid_for(space, work, device_teams_per_sm(n), CN::resident_blocks<kernel>());
-      CN::launch_labelled(Op::native_label, space, [&](cudaStream_t stream) {
-        kernel<<<grid, CN::kBlock, 0, stream>>>(op, static_cast<Index>(n), packed);
-      });
+      CN::launch(Op::native_label, space, kernel, grid, op, static_cast<Index>(n), packed);
       return;
     }
   }
