@@ -4,6 +4,7 @@
 #   tests     CUDA unit tests (ctest), then the opt-in N = 2^31 + 5 test
 #   perf      reference problem, benchmark (CSV), PyTorch's SoftMarginLoss on the same sizes
 #   tune      the benchmark's native rows with and without programmatic dependent launch, over blocks per SM
+#   repeat    the latency rows (native, cublasSdot) of five benchmark runs, for the spread between runs
 #   sanitize  compute-sanitizer memcheck, racecheck and synccheck over the whole CUDA unit-test suite (in parallel)
 # Logs and CSVs go to $OUT.
 # Usage (through the device tool, carrying .deps): [STAGES="tests perf"] bash scripts/h200.sh [perf sizes]
@@ -53,6 +54,15 @@ for stage in $stages; do
           echo "== PDL $pdl, blocks per SM $t" | tee -a "$OUT/tune.txt"
           grep -E " (softmargin (auto|native|backward)|cublasSdot) " "/tmp/tune_${pdl}_$t.txt" | tee -a "$OUT/tune.txt"
         done
+      done
+      ;;
+    repeat)
+      # The same latency rows several times, to show the spread between runs of the same build.
+      for r in 1 2 3 4 5; do
+        build/cuda/perf_tests/softmargin_perf_forward --sizes "${REPEAT_SIZES:-512x4096,2^21}" --reps 100 \
+          > "/tmp/repeat_$r.txt" 2>&1
+        echo "== run $r" | tee -a "$OUT/repeat.txt"
+        grep -E " hot +(softmargin native|cublasSdot) " "/tmp/repeat_$r.txt" | tee -a "$OUT/repeat.txt"
       done
       ;;
     sanitize)
