@@ -17,17 +17,18 @@ awk -F, -v dir="$tmp" -v mode="$mode" 'NR > 1 && $1 != "-" && $3 == mode {
 plots=""
 while IFS=$'\t' read -r file label; do
   sort -n -o "$tmp/$file.dat" "$tmp/$file.dat"
+  label="${label//\'/\'\'}"  # gnuplot's single-quoted strings write ' as ''
   plots="${plots:+$plots, }'$tmp/$file.dat' using 1:2 with linespoints title '$label'"
 done < <(sort "$tmp/labels.tsv")
 gnuplot <<GP
-set terminal pngcairo size 1100,650 noenhanced
+set terminal pngcairo size 1350,650 noenhanced
 set output '$png'
 set logscale x 2
 set format x "2^%L"
 set xlabel 'N (elements)'
 set ylabel 'GB/s of compulsory traffic (pipelined, $mode)'
 set title 'SoftMarginLoss on $(basename "$csv"): library variants and peers'
-set key left top
+set key outside right top
 set grid
 plot $plots
 GP
