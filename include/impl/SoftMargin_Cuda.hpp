@@ -1,7 +1,9 @@
 // SoftMargin: Algorithm::Native on CUDA. The team kernels' work, written as CUDA kernels and launched directly on the
 // execution-space instance's stream: the same element operations (SoftMargin_Ops.hpp), warp shuffles instead of
-// team scratch, and a launch that costs what a CUDA launch costs (a Kokkos::parallel_for adds about 3 us per call
-// on the H200: docs/PERFORMANCE.md), which is most of a call at the reference problem's size.
+// team scratch, a plain CUDA launch (an empty Kokkos::parallel_for costs 0.3-0.9 us more per call on the H200), and
+// programmatic dependent launch, which overlaps a call's launch with the tail of the kernel before it. At the
+// reference problem's size, where a call is mostly latency, this is 7.4 us per call in a stream against the team
+// kernel's 10.4 (docs/PERFORMANCE.md).
 #ifndef SOFTMARGIN_IMPL_CUDA_HPP
 #define SOFTMARGIN_IMPL_CUDA_HPP
 
