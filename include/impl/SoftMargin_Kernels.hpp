@@ -318,28 +318,37 @@ void reduce_team(const char* label, const Exec& space, const Op& op, std::size_t
                        functor{op, result, ws->partials, ws->ticket, static_cast<Index>(n), divisor, use_packs(op)});
 }
 
-/// Algorithm::Native (only called where has_native_v<Exec>).
-template <class Exec, class Op, class RV, class Index>
-void reduce_native([[maybe_unused]] const Exec& space, [[maybe_unused]] const Op& op,
-                   [[maybe_unused]] std::size_t n, [[maybe_unused]] const RV& result,
-                   [[maybe_unused]] typename Op::accum_type divisor) {
 #if defined(SOFTMARGIN_HAS_CUDA_NATIVE)
-  if constexpr (has_native_v<Exec>) {
-    namespace CN = CudaNative;
-    using A = typename Op::accum_type;
-    constexpr auto kernel = CN::reduce_kernel<Op, RV, Index>;
-    const bool packed = use_packs(op);
-    const std::size_t work = packed ? n / Op::pack_type::width : n;
-    const unsigned grid = std::min<unsigned>(
-        CN::grid_for(space, work, device_teams_per_sm(n), CN::resident_blocks<kernel>()), Workspace<Exec, A>::max_teams);
-    auto ws = Workspace<Exec, A>::acquire(space, Workspace<Exec, A>::max_teams);
-    A* partials = ws->partials.data();
-    unsigned* ticket = ws->ticket.data();
-    CN::launch(Op::native_label, space, kernel, grid, op, result, partials, ticket, static_cast<Index>(n), divisor,
-               packed);
-  }
-#endif
+/// Grid of the native `Kernel` over Op's n elements, read `packed` (W elements at a time) or one by one.
+template <auto Kernel, class Op>
+unsigned native_grid(const Kokkos::Cuda& space, std::size_t n, bool packed) {
+  const std::size_t work = packed ? n / Op::pack_type::width : n;
+  return CudaNative::grid_for(space, work, device_teams_per_sm(n), CudaNative::resident_blocks<Kernel>());
 }
+
+/// Algorithm::Native on CUDA: one launch on the instance's stream, partials and ticket in the cached workspace.
+template <class Op, class RV, class Index>
+void reduce_native(const Kokkos::Cuda& space, const Op& op, std::size_t n, const RV& result,
+                   typename Op::accum_type divisor) {
+  using A = typename Op::accum_type;
+  using WS = Workspace<Kokkos::Cuda, A>;
+  constexpr auto kernel = CudaNative::reduce_kernel<Op, RV, Index>;
+  const bool packed = use_packs(op);
+  const unsigned grid = std::min<unsigned>(native_grid<kernel, Op>(space, n, packed), WS::max_teams);
+  auto ws = WS::acquire(space, WS::max_teams);
+  CudaNative::launch(Op::native_label, space, kernel, grid, op, result, ws->partials.data(), ws->ticket.data(),
+                     static_cast<Index>(n), divisor, packed);
+}
+
+/// Algorithm::Native on CUDA for a map.
+template <class Op, class Index>
+void map_native(const Kokkos::Cuda& space, const Op& op, std::size_t n) {
+  constexpr auto kernel = CudaNative::map_kernel<Op, Index>;
+  const bool packed = use_packs(op);
+  CudaNative::launch(Op::native_label, space, kernel, native_grid<kernel, Op>(space, n, packed), op,
+                     static_cast<Index>(n), packed);
+}
+#endif
 
 template <class Exec, class Op, class RV>
 void Reduce<Exec, Op, RV>::run(const Exec& space, const Op& op, std::size_t n, const RV& result, Reduction reduction,
@@ -353,10 +362,16 @@ void Reduce<Exec, Op, RV>::run(const Exec& space, const Op& op, std::size_t n, c
   const A divisor = reduction == Reduction::Mean ? static_cast<A>(n) : A(1);
   const bool int32 = fits_int32(n);
   const Algorithm a = resolve<Exec>(algorithm);
-  if (a == Algorithm::Native) {
-    if (int32) reduce_native<Exec, Op, RV, int>(space, op, n, result, divisor);
-    else reduce_native<Exec, Op, RV, std::int64_t>(space, op, n, result, divisor);
-  } else if (a == Algorithm::TeamScratch) {
+#if defined(SOFTMARGIN_HAS_CUDA_NATIVE)
+  if constexpr (has_native_v<Exec>) {
+    if (a == Algorithm::Native) {
+      if (int32) reduce_native<Op, RV, int>(space, op, n, result, divisor);
+      else reduce_native<Op, RV, std::int64_t>(space, op, n, result, divisor);
+      return;
+    }
+  }
+#endif
+  if (a == Algorithm::TeamScratch) {
     if (int32) reduce_team<Exec, Op, RV, int>(Op::team_label, space, op, n, result, divisor);
     else reduce_team<Exec, Op, RV, std::int64_t>(Op::team_label, space, op, n, result, divisor);
   } else {
@@ -371,12 +386,7 @@ void map(const Exec& space, const Op& op, std::size_t n, Algorithm algorithm) {
 #if defined(SOFTMARGIN_HAS_CUDA_NATIVE)
   if constexpr (has_native_v<Exec>) {
     if (a == Algorithm::Native) {
-      namespace CN = CudaNative;
-      constexpr auto kernel = CN::map_kernel<Op, Index>;
-      const bool packed = use_packs(op);
-      const std::size_t work = packed ? n / Op::pack_type::width : n;
-      const unsigned grid = CN::grid_for(space, work, device_teams_per_sm(n), CN::resident_blocks<kernel>());
-      CN::launch(Op::native_label, space, kernel, grid, op, static_cast<Index>(n), packed);
+      map_native<Op, Index>(space, op, n);
       return;
     }
   }
