@@ -2,8 +2,9 @@
 //
 //   softmargin_perf_forward [--sizes 2^10:2^28,512x4096,...] [--reps N] [--csv FILE]
 //
-// Per row: the median time of one call, isolated (fence, call, fence; median of --reps) and pipelined (100
-// back-to-back calls between two timestamps, divided by 100; median of max(5, reps/10) batches), the GB/s of
+// Per row: the median time of one call, isolated (fence, call, fence; median of --reps, default 100) and pipelined
+// (a batch of back-to-back calls between two timestamps, divided by the batch's length: 100 calls up to 2^24
+// elements, 10 above, where one call takes 40 us or more; median of max(5, reps/2) batches, 50 by default), the GB/s of
 // compulsory traffic (x and y read once: 8 bytes per fp32 element; 12 when a full-size output is written too), the
 // ratio to the peer moving the same bytes (cublasSdot, cublasSaxpy; CUDA builds), and the relative error of the
 // result against an fp64 reduction. Every variant is checked before it is timed.
@@ -11,7 +12,6 @@
 // enough copies to occupy four times that cache, so that every call reads from memory.
 // Timestamps are CUDA events on CUDA, fenced host clocks elsewhere.
 #include <SoftMargin.hpp>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -26,7 +26,6 @@
 #if defined(KOKKOS_ENABLE_CUDA)
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
-
 #include <thrust/iterator/counting_iterator.h>
 
 #include <cub/device/device_reduce.cuh>
@@ -50,8 +49,8 @@ struct Timing {
 };
 
 /// Median time of fn(k), k the buffer set of the call (cycling through `copies`): isolated and pipelined.
-Timing time_call(const Exec& space, const std::function<void(int)>& fn, int reps, int copies) {
-  constexpr int kBatch = 100;
+Timing time_call(const Exec& space, const std::function<void(int)>& fn, int reps, int copies, std::size_t n = 0) {
+  const int batch = n > (std::size_t(1) << 24) ? 10 : 100;
   int next = 0;
   auto call = [&] {
     fn(next);
@@ -85,12 +84,12 @@ Timing time_call(const Exec& space, const std::function<void(int)>& fn, int reps
   };
 #endif
   for (int r = 0; r < reps; ++r) iso.push_back(elapsed_us(call));
-  const int pipe_reps = std::max(5, reps / 10);
+  const int pipe_reps = std::max(5, reps / 2);
   for (int r = 0; r < pipe_reps; ++r)
     pipe.push_back(elapsed_us([&] {
-                     for (int i = 0; i < kBatch; ++i) call();
+                     for (int i = 0; i < batch; ++i) call();
                    }) /
-                   kBatch);
+                   batch);
 #if defined(KOKKOS_ENABLE_CUDA)
   cudaEventDestroy(a);
   cudaEventDestroy(b);
@@ -205,10 +204,14 @@ struct UnfusedMean {
 void unfused_chain(const Exec& space, const FlatSlice& x, const FlatSlice& y, const Flat& t,
                    const Kokkos::View<double, Mem>& mean, const Kokkos::View<float, Mem>& result) {
   const Kokkos::RangePolicy<Exec, Kokkos::IndexType<Index>> all(space, 0, x.size());
-  Kokkos::parallel_for("unfused::neg", all, KOKKOS_LAMBDA(Index i) { t(i) = -x(i); });
-  Kokkos::parallel_for("unfused::mul", all, KOKKOS_LAMBDA(Index i) { t(i) *= y(i); });
-  Kokkos::parallel_for("unfused::exp", all, KOKKOS_LAMBDA(Index i) { t(i) = Kokkos::exp(t(i)); });
-  Kokkos::parallel_for("unfused::log1p", all, KOKKOS_LAMBDA(Index i) { t(i) = Kokkos::log1p(t(i)); });
+  Kokkos::parallel_for(
+      "unfused::neg", all, KOKKOS_LAMBDA(Index i) { t(i) = -x(i); });
+  Kokkos::parallel_for(
+      "unfused::mul", all, KOKKOS_LAMBDA(Index i) { t(i) *= y(i); });
+  Kokkos::parallel_for(
+      "unfused::exp", all, KOKKOS_LAMBDA(Index i) { t(i) = Kokkos::exp(t(i)); });
+  Kokkos::parallel_for(
+      "unfused::log1p", all, KOKKOS_LAMBDA(Index i) { t(i) = Kokkos::log1p(t(i)); });
   Kokkos::parallel_reduce("unfused::mean", all, UnfusedMean{t, static_cast<double>(x.size())}, mean);
   Kokkos::parallel_for(
       "unfused::copy", Kokkos::RangePolicy<Exec>(space, 0, 1),
@@ -237,9 +240,12 @@ int main(int argc, char* argv[]) {
   int reps = 100;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--sizes" && i + 1 < argc) sizes = argv[++i];
-    else if (a == "--reps" && i + 1 < argc) reps = std::stoi(argv[++i]);
-    else if (a == "--csv" && i + 1 < argc) csv = argv[++i];
+    if (a == "--sizes" && i + 1 < argc)
+      sizes = argv[++i];
+    else if (a == "--reps" && i + 1 < argc)
+      reps = std::stoi(argv[++i]);
+    else if (a == "--csv" && i + 1 < argc)
+      csv = argv[++i];
   }
   const std::size_t llc = cache_bytes();
   std::printf("# SoftMargin %s, Kokkos %d.%d.%d, execution space %s, concurrency %d, last-level cache %zu MB\n",
@@ -266,17 +272,30 @@ int main(int argc, char* argv[]) {
     // Calibration: the cost of launching an empty kernel, the floor under any one-launch call.
     const int teams = std::max(1, Exec().concurrency() / 256);
     const auto empty_team = Kokkos::TeamPolicy<Exec>(space, teams, softmargin::Impl::is_host_space_v<Exec> ? 1 : 256);
-    rows.push_back({"-", "hot", "empty TeamPolicy kernel", 0, time_call(space, [&](int) {
-                      Kokkos::parallel_for("empty_team", empty_team, KOKKOS_LAMBDA(const Kokkos::TeamPolicy<Exec>::member_type&) {});
-                    }, reps, 1), nan});
-    rows.push_back({"-", "hot", "empty RangePolicy kernel", 0, time_call(space, [&](int) {
-                      Kokkos::parallel_for("empty_range", Kokkos::RangePolicy<Exec>(space, 0, 1), KOKKOS_LAMBDA(int) {});
-                    }, reps, 1), nan});
+    rows.push_back({"-", "hot", "empty TeamPolicy kernel", 0,
+                    time_call(
+                        space,
+                        [&](int) {
+                          Kokkos::parallel_for("empty_team", empty_team,
+                                               KOKKOS_LAMBDA(const Kokkos::TeamPolicy<Exec>::member_type&){});
+                        },
+                        reps, 1),
+                    nan});
+    rows.push_back({"-", "hot", "empty RangePolicy kernel", 0,
+                    time_call(
+                        space,
+                        [&](int) {
+                          Kokkos::parallel_for("empty_range", Kokkos::RangePolicy<Exec>(space, 0, 1),
+                                               KOKKOS_LAMBDA(int){});
+                        },
+                        reps, 1),
+                    nan});
 #if defined(KOKKOS_ENABLE_CUDA)
     const unsigned grid = static_cast<unsigned>(teams);
-    rows.push_back({"-", "hot", "empty CUDA kernel (<<<>>>)", 0, time_call(space, [&](int) {
-                      empty_cuda_kernel<<<grid, 256, 0, space.cuda_stream()>>>();
-                    }, reps, 1), nan});
+    rows.push_back({"-", "hot", "empty CUDA kernel (<<<>>>)", 0,
+                    time_call(
+                        space, [&](int) { empty_cuda_kernel<<<grid, 256, 0, space.cuda_stream()>>>(); }, reps, 1),
+                    nan});
 #endif
   }
 
@@ -330,46 +349,57 @@ int main(int argc, char* argv[]) {
           ++failed;
           return;
         }
-        rows.push_back({shape.name, mode, variant, n, time_call(space, fn, reps, ncopies), err, bytes_per_element, peer});
+        rows.push_back(
+            {shape.name, mode, variant, n, time_call(space, fn, reps, ncopies, n), err, bytes_per_element, peer});
       };
       const auto mean_err = [&] { return std::abs(read() - ref) / ref; };
       const auto sum_err = [&] { return std::abs(read() - ref * n) / (ref * n); };
       const auto grad_err = [&] { return std::abs(sum_of(grad[0]) - grad_ref) / std::abs(grad_ref); };
 
-      add("softmargin auto", [&](int k) { softmargin::loss(space, x[k], y[k], result); }, mean_err, 1e-5);
-      add("softmargin auto (sum)", [&](int k) { softmargin::loss(space, x[k], y[k], result, Reduction::Sum); },
-          sum_err, 1e-5);
-      add("softmargin auto (none)",
-          [&](int k) { softmargin::loss(space, x[k], y[k], out[k], Reduction::None); },
+      add(
+          "softmargin auto", [&](int k) { softmargin::loss(space, x[k], y[k], result); }, mean_err, 1e-5);
+      add(
+          "softmargin auto (sum)", [&](int k) { softmargin::loss(space, x[k], y[k], result, Reduction::Sum); }, sum_err,
+          1e-5);
+      add(
+          "softmargin auto (none)", [&](int k) { softmargin::loss(space, x[k], y[k], out[k], Reduction::None); },
           [&] { return std::abs(sum_of(out[0]) - ref * n) / (ref * n); }, 1e-5, 12, "cublasSaxpy");
       if (softmargin::Impl::has_native_v<Exec>)
-        add("softmargin native",
-            [&](int k) { softmargin::loss(space, x[k], y[k], result, Reduction::Mean, Algorithm::Native); },
-            mean_err, 1e-5);
-      add("softmargin team_scratch",
+        add(
+            "softmargin native",
+            [&](int k) { softmargin::loss(space, x[k], y[k], result, Reduction::Mean, Algorithm::Native); }, mean_err,
+            1e-5);
+      add(
+          "softmargin team_scratch",
           [&](int k) { softmargin::loss(space, x[k], y[k], result, Reduction::Mean, Algorithm::TeamScratch); },
           mean_err, 1e-5);
-      add("softmargin range_reduce",
+      add(
+          "softmargin range_reduce",
           [&](int k) { softmargin::loss(space, x[k], y[k], result, Reduction::Mean, Algorithm::RangeReduce); },
           mean_err, 1e-5);
       // Gradient passes: 12 bytes per element (x, y read; grad_x written), against cublasSaxpy.
-      add("softmargin loss_and_grad", [&](int k) { softmargin::loss_and_grad(space, x[k], y[k], result, grad[k]); },
+      add(
+          "softmargin loss_and_grad", [&](int k) { softmargin::loss_and_grad(space, x[k], y[k], result, grad[k]); },
           [&] { return std::max(mean_err(), grad_err()); }, 1e-4, 12, "cublasSaxpy");
-      add("softmargin backward", [&](int k) { softmargin::backward(space, x[k], y[k], 1.0f, grad[k]); }, grad_err,
-          1e-4, 12, "cublasSaxpy");
+      add(
+          "softmargin backward", [&](int k) { softmargin::backward(space, x[k], y[k], 1.0f, grad[k]); }, grad_err, 1e-4,
+          12, "cublasSaxpy");
       // The op-by-op chain (float accumulation, no stable softplus: right on these inputs, not in general).
-      add("unfused Kokkos chain (PyTorch's ops)",
+      add(
+          "unfused Kokkos chain (PyTorch's ops)",
           [&](int k) { unfused_chain(space, flat(x[k]), flat(y[k]), temp, unfused_mean, result); }, mean_err, 1e-5);
 #if !defined(KOKKOS_ENABLE_CUDA) && !defined(KOKKOS_ENABLE_HIP) && !defined(KOKKOS_ENABLE_SYCL)
       // Host builds: the library on one thread, and the plain loop a host code would write.
 #if defined(KOKKOS_ENABLE_SERIAL)
       if (!std::is_same_v<Exec, Kokkos::Serial>)
-        add("softmargin auto (Kokkos::Serial)",
-            [&](int k) { softmargin::loss(Kokkos::Serial(), x[k], y[k], result); }, mean_err, 1e-5);
+        add(
+            "softmargin auto (Kokkos::Serial)", [&](int k) { softmargin::loss(Kokkos::Serial(), x[k], y[k], result); },
+            mean_err, 1e-5);
 #endif
       {
         // One thread, libm's exp and log1p, stable form, double sum.
-        add("serial loop (libm)",
+        add(
+            "serial loop (libm)",
             [&](int k) {
               const float* xp = x[k].data();
               const float* yp = y[k].data();
@@ -389,13 +419,15 @@ int main(int argc, char* argv[]) {
         const int n32 = static_cast<int>(n);
         const float alpha = 1.0f;
         cublasSetPointerMode(blas, CUBLAS_POINTER_MODE_HOST);
-        add("cublasSaxpy (12 B/elem)",
+        add(
+            "cublasSaxpy (12 B/elem)",
             [&](int k) { cublasSaxpy(blas, n32, &alpha, x[k].data(), 1, grad[k].data(), 1); }, nullptr, 0, 12,
             "cublasSaxpy");
         cublasSetPointerMode(blas, CUBLAS_POINTER_MODE_DEVICE);
         // cublasSdot reads the same bytes (not the same function: no error column).
         Kokkos::View<float, Mem> dot("dot");
-        add("cublasSdot (same bytes)",
+        add(
+            "cublasSdot (same bytes)",
             [&](int k) { cublasSdot(blas, n32, x[k].data(), 1, y[k].data(), 1, dot.data()); }, nullptr, 0);
         // CUB TransformReduce with the same loss, into a float sum, over a counting iterator.
         std::size_t temp_bytes = 0;
@@ -404,7 +436,8 @@ int main(int argc, char* argv[]) {
                                            cuda::std::plus<float>{}, LossAt{x[0].data(), y[0].data()}, 0.0f,
                                            space.cuda_stream());
         Kokkos::View<char*, Mem> cub_temp("cub_temp", temp_bytes);
-        add("CUB TransformReduce (sum)",
+        add(
+            "CUB TransformReduce (sum)",
             [&](int k) {
               cub::DeviceReduce::TransformReduce(cub_temp.data(), temp_bytes, idx, result.data(),
                                                  static_cast<std::int64_t>(n), cuda::std::plus<float>{},

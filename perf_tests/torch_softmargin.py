@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """PyTorch's nn.SoftMarginLoss on the benchmark's problems, for the side-by-side table.
 
-Times forward (reduction mean) and forward+backward, fp32, x ~ U(-3, 3), y = +-1, the same buffers reused, median
-of --reps: isolated (sync, call, sync) and pipelined (100 calls between two timestamps, divided by 100). CUDA events
-on a GPU, perf_counter on the CPU. Prints a table and, with --csv, writes one.
+Times forward (reduction mean) and forward+backward, fp32, x ~ U(-3, 3), y = +-1, the same buffers reused, medians
+of --reps (default 50) samples: isolated (sync, call, sync) and pipelined (a batch of calls between two timestamps,
+divided by its length: 100 calls on a GPU up to 2^24 elements, else 10). CUDA events on a GPU, perf_counter on the
+CPU. Prints a table and, with --csv, writes one.
 
   python3 perf_tests/torch_softmargin.py --sizes 512x4096,2^24 [--device cpu|cuda] [--threads N]
 """
@@ -91,7 +92,8 @@ def main():
                 fn()
             reps = args.reps if n < (1 << 26) or args.device == "cuda" else max(5, args.reps // 10)
             iso = statistics.median(run(fn, 1) for _ in range(reps))
-            pipe = statistics.median(run(fn, 100 if args.device == "cuda" else 10) for _ in range(max(3, reps // 10)))
+            batch = 10 if args.device != "cuda" or n > (1 << 24) else 100
+            pipe = statistics.median(run(fn, batch) for _ in range(max(3, reps)))
             rows.append((name, n, variant, iso, pipe, bytes_per * n / (pipe * 1e3), err))
     print(f"{'size':<10} {'variant':<30} {'isolated_us':>12} {'pipelined_us':>12} {'GB/s(pipe)':>10} {'rel_err':>10}")
     for r in rows:

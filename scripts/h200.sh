@@ -6,6 +6,8 @@
 #   tune      the benchmark's native rows with and without programmatic dependent launch, over blocks per SM
 #   repeat    the latency rows (native, cublasSdot) of five benchmark runs, for the spread between runs
 #   sanitize  compute-sanitizer memcheck, racecheck and synccheck over the whole CUDA unit-test suite (in parallel)
+#   shapes    perf_tests/tune/native_reduce_shapes.cu (needs no Kokkos, runs first): the native reduce kernel's block
+#             size, packs in flight, blocks per SM and partial-combining schemes against cublasSdot, at 512x4096 and 2^10
 # Logs and CSVs go to $OUT.
 # Usage (through the device tool, carrying .deps): [STAGES="tests perf"] bash scripts/h200.sh [perf sizes]
 set -uo pipefail
@@ -17,6 +19,14 @@ stages="${STAGES:-tests perf sanitize}"
 export PATH="$PATH:/usr/local/cuda/bin"
 tests=build/cuda/unit_tests/softmargin_unit_tests_cuda
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv
+if [[ " $stages " == *" shapes "* ]]; then
+  t0=$(date +%s)
+  nvcc -O3 -std=c++17 -arch=sm_90 perf_tests/tune/native_reduce_shapes.cu -lcublas -o /tmp/native_reduce_shapes &&
+    for n in 2097152 1024 2097152; do /tmp/native_reduce_shapes $n 20 | tee -a "$OUT/shapes.txt"; done
+  echo "stage shapes: $(( $(date +%s) - t0 )) s"
+  stages="${stages/shapes/}"
+  [ -z "${stages// /}" ] && exit 0
+fi
 t0=$(date +%s)
 if [ ! -x "$tests" ]; then
   cmake --preset cuda -DSOFTMARGIN_KOKKOS_SOURCE="$PWD/.deps/kokkos_5.0.2.orig.tar.gz" \

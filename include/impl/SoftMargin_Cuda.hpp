@@ -25,7 +25,7 @@
 
 namespace softmargin::Impl::CudaNative {
 
-inline constexpr int kBlock = 256;        ///< threads a block
+inline constexpr int kBlock = 256;         ///< threads a block
 inline constexpr int kMinBlocksPerSM = 4;  ///< launch bound: at most 64 registers a thread
 
 /// Programmatic dependent launch (Hopper and later): lets the next kernel in the stream be scheduled now, then waits
@@ -88,7 +88,8 @@ __device__ __forceinline__ typename Op::accum_type thread_sum(const Op& op, cons
 }
 
 /// Reduce: each block sums its share and publishes a partial; the last block to finish (atomic ticket) combines
-/// the partials, writes sum / divisor into the result and resets the ticket for the next launch.
+/// the partials, writes sum / divisor into the result and resets the ticket for the next launch. A grid of one block
+/// writes the result directly.
 template <class Op, class RV, class Index>
 __global__ void __launch_bounds__(kBlock, kMinBlocksPerSM)
     reduce_kernel(const Op op, const RV result, typename Op::accum_type* partials, unsigned* ticket, const Index n,
@@ -98,6 +99,10 @@ __global__ void __launch_bounds__(kBlock, kMinBlocksPerSM)
   __shared__ bool last;
   stream_order_prologue();
   const A sum = block_sum(thread_sum(op, n, packed), warp_sums);
+  if (gridDim.x == 1) {  // small n: one block, nothing to combine
+    if (threadIdx.x == 0) result() = static_cast<typename RV::non_const_value_type>(sum / divisor);
+    return;
+  }
   if (threadIdx.x == 0) {
     partials[blockIdx.x] = sum;
     __threadfence();  // the partial is visible before the ticket is taken

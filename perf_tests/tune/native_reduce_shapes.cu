@@ -1,0 +1,328 @@
+// Tuning study for Algorithm::Native's reduce kernel at small sizes (where a call is mostly latency): the same
+// loss and the same last-block combine as include/impl/SoftMargin_Cuda.hpp, written standalone (no Kokkos) so that
+// the block size, the packs in flight per thread, the blocks per multiprocessor and the way partials are combined
+// can be varied at compile time, timed next to cublasSdot on the same x and y, in the same process, interleaved.
+//
+//   nvcc -O3 -std=c++17 -arch=sm_90 native_reduce_shapes.cu -lcublas -o native_reduce_shapes
+//   ./native_reduce_shapes [n=2097152] [rounds=10]
+//
+// Isolated: synchronize, event, one call, event, synchronize (the benchmark's definition). Pipelined: 100 calls
+// between two events, per call. Host: the CPU time of one launch call (100 calls without a wait, per call). Medians
+// over all rounds; variants and cublasSdot alternate within each round so that drift of the machine reaches all of them
+// alike. Every variant's result is checked against fp64 first.
+#include <cooperative_groups.h>
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cuda/atomic>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace cg = cooperative_groups;
+
+#define CHECK(call)                                                                               \
+  do {                                                                                            \
+    cudaError_t e_ = (call);                                                                      \
+    if (e_ != cudaSuccess) {                                                                      \
+      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
+      std::exit(1);                                                                               \
+    }                                                                                             \
+  } while (0)
+
+enum Tail { kTicket = 0, kCluster = 1, kNoCombine = 2, kAcqRel = 3 };
+
+__device__ __forceinline__ void prologue() {
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+}
+
+// The library's float loss: softplus(-y x) = max(z, 0) + log1p(exp(-|z|)), log1p by its degree-9 polynomial.
+__device__ __forceinline__ float loss(float x, float y) {
+  const float z = -y * x;
+  const float e = expf(-fabsf(z));
+  float p = -3.176056929e-03f;
+  p = fmaf(p, e, 1.954252686e-02f);
+  p = fmaf(p, e, -5.637361209e-02f);
+  p = fmaf(p, e, 1.054362372e-01f);
+  p = fmaf(p, e, -1.526966703e-01f);
+  p = fmaf(p, e, 1.966327424e-01f);
+  p = fmaf(p, e, -2.495161626e-01f);
+  p = fmaf(p, e, 3.332971050e-01f);
+  p = fmaf(p, e, -4.999989265e-01f);
+  p = fmaf(p, e, 9.999999947e-01f);
+  return fmaxf(z, 0.0f) + p * e;
+}
+
+__device__ __forceinline__ double pack_loss(const float4 a, const float4 b) {
+  const float s = (loss(a.x, b.x) + loss(a.y, b.y)) + (loss(a.z, b.z) + loss(a.w, b.w));
+  return static_cast<double>(s);
+}
+
+template <int Block>
+__device__ __forceinline__ double block_sum(double v, double* warp_sums) {
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  if (lane == 0) warp_sums[warp] = v;
+  __syncthreads();
+  if (warp == 0) {
+    v = lane < Block / 32 ? warp_sums[lane] : 0.0;
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+  }
+  return v;
+}
+
+template <int Block, int Unroll, int T>
+__global__ void __launch_bounds__(Block)
+    reduce(const float4* __restrict__ x, const float4* __restrict__ y, double* result, double* partials,
+           unsigned* ticket, int packs, double divisor) {
+  __shared__ double warp_sums[Block / 32];
+  __shared__ double block_total;
+  __shared__ bool last;
+  prologue();
+  const int tid = blockIdx.x * Block + threadIdx.x, stride = gridDim.x * Block;
+  double sum = 0;
+  int p = tid;
+  for (; p + (Unroll - 1) * stride < packs; p += Unroll * stride) {
+    float4 a[Unroll], b[Unroll];
+#pragma unroll
+    for (int u = 0; u < Unroll; ++u) {
+      a[u] = x[p + u * stride];
+      b[u] = y[p + u * stride];
+    }
+#pragma unroll
+    for (int u = 0; u < Unroll; ++u) sum += pack_loss(a[u], b[u]);
+  }
+  for (; p < packs; p += stride) sum += pack_loss(x[p], y[p]);
+  sum = block_sum<Block>(sum, warp_sums);
+  unsigned parts = gridDim.x, part = blockIdx.x;
+  if constexpr (T == kCluster) {
+    cg::cluster_group cluster = cg::this_cluster();
+    if (threadIdx.x == 0) block_total = sum;
+    cluster.sync();
+    const unsigned rank = cluster.block_rank(), size = cluster.num_blocks();
+    if (rank == 0 && threadIdx.x < 32) {
+      double s = threadIdx.x < size ? *cluster.map_shared_rank(&block_total, threadIdx.x) : 0.0;
+      for (int o = 16; o > 0; o >>= 1) s += __shfl_down_sync(0xffffffffu, s, o);
+      sum = s;
+    }
+    cluster.sync();  // the other blocks' shared memory stays until block 0 has read it
+    if (rank != 0) return;
+    parts = gridDim.x / size;
+    part = blockIdx.x / size;
+  }
+  if constexpr (T == kNoCombine) {
+    if (threadIdx.x == 0) partials[part] = sum;
+    return;
+  } else {
+    if (threadIdx.x == 0) {
+      partials[part] = sum;
+      if constexpr (T == kAcqRel) {
+        cuda::atomic_ref<unsigned, cuda::thread_scope_device> t(*ticket);
+        last = t.fetch_add(1u, cuda::memory_order_acq_rel) + 1 == parts;
+      } else {
+        __threadfence();
+        last = atomicAdd(ticket, 1u) + 1 == parts;
+      }
+    }
+    __syncthreads();
+    if (!last) return;
+    if constexpr (T != kAcqRel) __threadfence();
+    double total = 0;
+    for (unsigned b = threadIdx.x; b < parts; b += Block) total += __ldcg(partials + b);
+    total = block_sum<Block>(total, warp_sums);
+    if (threadIdx.x == 0) {
+      *result = total / divisor;
+      *ticket = 0u;
+    }
+  }
+}
+
+__global__ void empty() {}
+
+struct Variant {
+  std::string name;
+  std::function<void()> launch;
+  bool checked;  // whether *result holds the mean afterwards
+  std::vector<double> iso, pipe, host;
+};
+
+int sms = 0;
+cudaStream_t stream;
+
+template <int Block, int Unroll, int T>
+Variant make(int per_sm, int cluster, const float4* x, const float4* y, double* result, double* partials,
+             unsigned* ticket, int packs, double n) {
+  const auto kernel = reduce<Block, Unroll, T>;
+  int resident = 0;
+  CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, Block, 0));
+  unsigned grid = static_cast<unsigned>(sms * std::min(per_sm, resident));
+  grid = std::min<unsigned>(grid, (packs + Block - 1) / Block);
+  if (cluster > 1) grid = (grid + cluster - 1) / cluster * cluster;
+  char name[160];
+  std::snprintf(name, sizeof name, "block %4d  unroll %d  %d/SM (grid %4u)  %s%s", Block, Unroll, per_sm, grid,
+                T == kTicket    ? "ticket"
+                : T == kAcqRel  ? "ticket acq_rel"
+                : T == kCluster ? "cluster+ticket"
+                                : "no combine",
+                cluster > 1 ? (" x" + std::to_string(cluster)).c_str() : "");
+  auto launch = [=] {
+    cudaLaunchAttribute attr[2];
+    int na = 0;
+    attr[na].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[na++].val.programmaticStreamSerializationAllowed = 1;
+    if (cluster > 1) {
+      attr[na].id = cudaLaunchAttributeClusterDimension;
+      attr[na].val.clusterDim.x = cluster;
+      attr[na].val.clusterDim.y = 1;
+      attr[na++].val.clusterDim.z = 1;
+    }
+    cudaLaunchConfig_t config = {};
+    config.gridDim = dim3(grid);
+    config.blockDim = dim3(Block);
+    config.stream = stream;
+    config.attrs = attr;
+    config.numAttrs = na;
+    CHECK(cudaLaunchKernelEx(&config, kernel, x, y, result, partials, ticket, packs, n));
+  };
+  return {name, launch, T != kNoCombine, {}, {}, {}};
+}
+
+double median(std::vector<double> v) {
+  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+  return v[v.size() / 2];
+}
+
+int main(int argc, char** argv) {
+  const int n = argc > 1 ? std::atoi(argv[1]) : 512 * 4096;
+  const int rounds = argc > 2 ? std::atoi(argv[2]) : 10;
+  const int packs = n / 4;
+  if (n % 4 != 0 || n <= 0) {
+    std::fprintf(stderr, "n must be a positive multiple of 4\n");
+    return 1;
+  }
+  cudaDeviceProp prop;
+  CHECK(cudaGetDeviceProperties(&prop, 0));
+  sms = prop.multiProcessorCount;
+  CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  std::printf("# %s, %d SMs, n = %d, %d rounds\n", prop.name, sms, n, rounds);
+
+  std::vector<float> hx(n), hy(n);
+  std::mt19937 gen(12345);
+  std::normal_distribution<float> normal(0.0f, 2.0f);
+  double ref = 0;
+  for (int i = 0; i < n; ++i) {
+    hx[i] = normal(gen);
+    hy[i] = (gen() & 1) ? 1.0f : -1.0f;
+    const double z = -static_cast<double>(hy[i]) * hx[i];
+    ref += std::max(z, 0.0) + std::log1p(std::exp(-std::fabs(z)));
+  }
+  ref /= n;
+  float *x, *y, *dot;
+  double *result, *partials;
+  unsigned* ticket;
+  CHECK(cudaMalloc(&x, sizeof(float) * n));
+  CHECK(cudaMalloc(&y, sizeof(float) * n));
+  CHECK(cudaMalloc(&dot, sizeof(float)));
+  CHECK(cudaMalloc(&result, sizeof(double)));
+  CHECK(cudaMalloc(&partials, sizeof(double) * (1 << 14)));
+  CHECK(cudaMalloc(&ticket, sizeof(unsigned)));
+  CHECK(cudaMemset(ticket, 0, sizeof(unsigned)));
+  CHECK(cudaMemcpy(x, hx.data(), sizeof(float) * n, cudaMemcpyHostToDevice));
+  CHECK(cudaMemcpy(y, hy.data(), sizeof(float) * n, cudaMemcpyHostToDevice));
+  const auto* x4 = reinterpret_cast<const float4*>(x);
+  const auto* y4 = reinterpret_cast<const float4*>(y);
+
+  cublasHandle_t blas;
+  cublasCreate(&blas);
+  cublasSetStream(blas, stream);
+  cublasSetPointerMode(blas, CUBLAS_POINTER_MODE_DEVICE);
+
+  std::vector<Variant> v;
+  v.push_back({"cublasSdot", [&] { cublasSdot(blas, n, x, 1, y, 1, dot); }, false, {}, {}, {}});
+  v.push_back(
+      {"empty kernel (grid = SMs x 4, 256 threads)", [&] { empty<<<sms * 4, 256, 0, stream>>>(); }, false, {}, {}, {}});
+  const double N = n;
+#define ARGS x4, y4, result, partials, ticket, packs, N
+  v.push_back(make<256, 4, kTicket>(4, 1, ARGS));  // the library today
+  v.push_back(make<256, 4, kTicket>(2, 1, ARGS));
+  v.push_back(make<256, 8, kTicket>(2, 1, ARGS));
+  v.push_back(make<256, 4, kTicket>(3, 1, ARGS));
+  v.push_back(make<512, 4, kTicket>(1, 1, ARGS));
+  v.push_back(make<512, 4, kTicket>(2, 1, ARGS));
+  v.push_back(make<1024, 4, kTicket>(1, 1, ARGS));
+  v.push_back(make<1024, 2, kTicket>(1, 1, ARGS));
+  v.push_back(make<256, 4, kAcqRel>(4, 1, ARGS));
+  v.push_back(make<256, 4, kAcqRel>(2, 1, ARGS));
+  v.push_back(make<256, 4, kCluster>(4, 4, ARGS));
+  v.push_back(make<256, 4, kCluster>(2, 2, ARGS));
+  v.push_back(make<256, 8, kCluster>(2, 4, ARGS));
+  v.push_back(make<256, 4, kCluster>(4, 8, ARGS));
+  v.push_back(make<256, 4, kNoCombine>(4, 1, ARGS));
+  v.push_back(make<256, 4, kNoCombine>(2, 1, ARGS));
+  v.push_back(make<1024, 4, kNoCombine>(1, 1, ARGS));
+#undef ARGS
+
+  // Check, then warm up.
+  for (auto& var : v) {
+    CHECK(cudaMemset(result, 0xff, sizeof(double)));
+    var.launch();
+    CHECK(cudaStreamSynchronize(stream));
+    if (var.checked) {
+      double got = 0;
+      CHECK(cudaMemcpy(&got, result, sizeof(double), cudaMemcpyDeviceToHost));
+      const double err = std::fabs(got - ref) / ref;
+      if (!(err < 1e-6)) {
+        std::printf("CHECK FAILED: %s: %.9g vs fp64 %.9g\n", var.name.c_str(), got, ref);
+        return 1;
+      }
+    }
+    for (int i = 0; i < 200; ++i) var.launch();
+  }
+  CHECK(cudaStreamSynchronize(stream));
+
+  cudaEvent_t a, b;
+  CHECK(cudaEventCreate(&a));
+  CHECK(cudaEventCreate(&b));
+  auto elapsed = [&](const std::function<void()>& body) {
+    CHECK(cudaStreamSynchronize(stream));
+    CHECK(cudaEventRecord(a, stream));
+    body();
+    CHECK(cudaEventRecord(b, stream));
+    CHECK(cudaEventSynchronize(b));
+    float ms = 0;
+    CHECK(cudaEventElapsedTime(&ms, a, b));
+    return 1e3 * ms;
+  };
+  for (int r = 0; r < rounds; ++r) {
+    for (auto& var : v) {
+      for (int i = 0; i < 50; ++i) var.iso.push_back(elapsed(var.launch));
+      for (int i = 0; i < 5; ++i)
+        var.pipe.push_back(elapsed([&] {
+                             for (int k = 0; k < 100; ++k) var.launch();
+                           }) /
+                           100);
+      for (int i = 0; i < 5; ++i) {
+        CHECK(cudaStreamSynchronize(stream));
+        const auto t0 = std::chrono::steady_clock::now();
+        for (int k = 0; k < 100; ++k) var.launch();
+        const auto t1 = std::chrono::steady_clock::now();
+        var.host.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / 100);
+      }
+    }
+  }
+  const double dot_iso = median(v[0].iso), dot_pipe = median(v[0].pipe);
+  std::printf("%-62s %9s %9s %7s %7s %9s\n", "variant", "iso_us", "pipe_us", "x_iso", "x_pipe", "host_us");
+  for (auto& var : v) {
+    const double iso = median(var.iso), pipe = median(var.pipe);
+    std::printf("%-62s %9.2f %9.2f %7.3f %7.3f %9.2f\n", var.name.c_str(), iso, pipe, iso / dot_iso, pipe / dot_pipe,
+                median(var.host));
+  }
+  return 0;
+}
