@@ -23,6 +23,11 @@ if [[ " $stages " == *" shapes "* ]]; then
   t0=$(date +%s)
   nvcc -O3 -std=c++17 -arch=sm_90 perf_tests/tune/native_reduce_shapes.cu -lcublas -o /tmp/native_reduce_shapes &&
     for n in 2097152 1024 2097152; do /tmp/native_reduce_shapes $n 20 | tee -a "$OUT/shapes.txt"; done
+  # Kernel durations alone (no launch overhead), and what limits them, for each variant and cublasSdot's kernels.
+  ncu --csv --metrics gpu__time_duration.sum,sm__throughput.avg.pct_of_peak_sustained_elapsed,\
+lts__t_sectors_op_read.sum,dram__bytes_read.sum,sm__warps_active.avg.pct_of_peak_sustained_active,\
+launch__registers_per_thread /tmp/native_reduce_shapes 2097152 0 2 > "$OUT/shapes_ncu.csv" 2>&1 ||
+    tail -5 "$OUT/shapes_ncu.csv"
   echo "stage shapes: $(( $(date +%s) - t0 )) s"
   stages="${stages/shapes/}"
   [ -z "${stages// /}" ] && exit 0

@@ -4,7 +4,8 @@
 // can be varied at compile time, timed next to cublasSdot on the same x and y, in the same process, interleaved.
 //
 //   nvcc -O3 -std=c++17 -arch=sm_90 native_reduce_shapes.cu -lcublas -o native_reduce_shapes
-//   ./native_reduce_shapes [n=2097152] [rounds=10]
+//   ./native_reduce_shapes [n=2097152] [rounds=10] [warm-up calls per variant=200]
+//   ncu --metrics gpu__time_duration.sum ./native_reduce_shapes 2097152 0 2     (kernel times alone)
 //
 // Isolated: synchronize, event, one call, event, synchronize (the benchmark's definition). Pipelined: 100 calls
 // between two events, per call. Host: the CPU time of one launch call (100 calls without a wait, per call). Medians
@@ -202,6 +203,7 @@ double median(std::vector<double> v) {
 int main(int argc, char** argv) {
   const int n = argc > 1 ? std::atoi(argv[1]) : 512 * 4096;
   const int rounds = argc > 2 ? std::atoi(argv[2]) : 10;
+  const int warmups = argc > 3 ? std::atoi(argv[3]) : 200;
   const int packs = n / 4;
   if (n % 4 != 0 || n <= 0) {
     std::fprintf(stderr, "n must be a positive multiple of 4\n");
@@ -283,7 +285,7 @@ int main(int argc, char** argv) {
         return 1;
       }
     }
-    for (int i = 0; i < 200; ++i) var.launch();
+    for (int i = 0; i < warmups; ++i) var.launch();
   }
   CHECK(cudaStreamSynchronize(stream));
 
@@ -317,6 +319,7 @@ int main(int argc, char** argv) {
       }
     }
   }
+  if (rounds < 1) return 0;
   const double dot_iso = median(v[0].iso), dot_pipe = median(v[0].pipe);
   std::printf("%-62s %9s %9s %7s %7s %9s\n", "variant", "iso_us", "pipe_us", "x_iso", "x_pipe", "host_us");
   for (auto& var : v) {
