@@ -7,7 +7,8 @@
 // elements, 10 above, where one call takes 40 us or more; median of max(5, reps/2) batches, 50 by default), the GB/s of
 // compulsory traffic (x and y read once: 8 bytes per fp32 element; 12 when a full-size output is written too), the
 // ratio to the peer moving the same bytes (cublasSdot, cublasSaxpy; CUDA builds), and the relative error of the
-// result against an fp64 reduction. Every variant is checked before it is timed.
+// result against an fp64 reduction, and host_us: the caller's time per call in the pipelined batches (the host cost of
+// a launch; on host backends the whole call). Every variant is checked before it is timed.
 // Modes: "hot" reuses one set of buffers; "cold" (sizes whose inputs fit in the last-level cache) rotates through
 // enough copies to occupy four times that cache, so that every call reads from memory.
 // Timestamps are CUDA events on CUDA, fenced host clocks elsewhere.
@@ -46,6 +47,7 @@ using FlatSlice = Kokkos::View<float*, Mem, Kokkos::MemoryTraits<Kokkos::Unmanag
 struct Timing {
   double isolated_us;
   double pipelined_us;
+  double host_us;  ///< the caller's time in one call (pipelined batches: until the last call returns, per call)
 };
 
 /// Median time of fn(k), k the buffer set of the call (cycling through `copies`): isolated and pipelined.
@@ -85,9 +87,12 @@ Timing time_call(const Exec& space, const std::function<void(int)>& fn, int reps
 #endif
   for (int r = 0; r < reps; ++r) iso.push_back(elapsed_us(call));
   const int pipe_reps = std::max(5, reps / 2);
+  std::vector<double> host;
   for (int r = 0; r < pipe_reps; ++r)
     pipe.push_back(elapsed_us([&] {
+                     Kokkos::Timer t;
                      for (int i = 0; i < batch; ++i) call();
+                     host.push_back(1e6 * t.seconds() / batch);
                    }) /
                    batch);
 #if defined(KOKKOS_ENABLE_CUDA)
@@ -98,7 +103,7 @@ Timing time_call(const Exec& space, const std::function<void(int)>& fn, int reps
     std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
     return v[v.size() / 2];
   };
-  return {median(iso), median(pipe)};
+  return {median(iso), median(pipe), median(host)};
 }
 
 struct Shape {
@@ -450,27 +455,29 @@ int main(int argc, char* argv[]) {
   }
 
   // Table: ratio to the peer per size and mode.
-  std::printf("%-10s %-4s %-37s %12s %12s %10s %8s %8s %-12s %10s\n", "size", "mode", "variant", "isolated_us",
-              "pipelined_us", "GB/s(pipe)", "x_iso", "x_pipe", "peer", "rel_err");
+  std::printf("%-10s %-4s %-37s %12s %12s %10s %8s %8s %-12s %10s %8s\n", "size", "mode", "variant", "isolated_us",
+              "pipelined_us", "GB/s(pipe)", "x_iso", "x_pipe", "peer", "rel_err", "host_us");
   std::ofstream csv_out;
   if (!csv.empty()) {
     csv_out.open(csv);
     csv_out << "size,n,mode,variant,isolated_us,pipelined_us,gbps_pipelined,ratio_isolated,ratio_pipelined,peer,"
-               "rel_err\n";
+               "rel_err,host_us\n";
   }
   for (const Row& r : rows) {
     // Ratio of time to the peer that moves the same bytes, in the same run and mode (NaN without CUDA).
-    Timing peer{nan, nan};
+    Timing peer{nan, nan, nan};
     for (const Row& s : rows)
       if (s.size == r.size && s.mode == r.mode && s.variant.rfind(r.peer, 0) == 0) peer = s.t;
     const double gbps = r.bytes_per_element * static_cast<double>(r.n) / (r.t.pipelined_us * 1e3);
-    std::printf("%-10s %-4s %-37s %12.2f %12.2f %10.0f %8.3f %8.3f %-12s %10.2e\n", r.size.c_str(), r.mode.c_str(),
-                r.variant.c_str(), r.t.isolated_us, r.t.pipelined_us, gbps, r.t.isolated_us / peer.isolated_us,
-                r.t.pipelined_us / peer.pipelined_us, r.peer.c_str(), r.rel_err);
+    std::printf("%-10s %-4s %-37s %12.2f %12.2f %10.0f %8.3f %8.3f %-12s %10.2e %8.2f\n", r.size.c_str(),
+                r.mode.c_str(), r.variant.c_str(), r.t.isolated_us, r.t.pipelined_us, gbps,
+                r.t.isolated_us / peer.isolated_us, r.t.pipelined_us / peer.pipelined_us, r.peer.c_str(), r.rel_err,
+                r.t.host_us);
     if (csv_out) {
       csv_out << r.size << ',' << r.n << ',' << r.mode << ',' << r.variant << ',' << r.t.isolated_us << ','
               << r.t.pipelined_us << ',' << gbps << ',' << r.t.isolated_us / peer.isolated_us << ','
-              << r.t.pipelined_us / peer.pipelined_us << ',' << r.peer << ',' << r.rel_err << '\n';
+              << r.t.pipelined_us / peer.pipelined_us << ',' << r.peer << ',' << r.rel_err << ',' << r.t.host_us
+              << '\n';
     }
   }
 #if defined(KOKKOS_ENABLE_CUDA)

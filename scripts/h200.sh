@@ -6,6 +6,8 @@
 #   tune      the benchmark's native rows with and without programmatic dependent launch, over blocks per SM
 #   repeat    the latency rows (native, cublasSdot) of five benchmark runs, for the spread between runs
 #   sanitize  compute-sanitizer memcheck, racecheck and synccheck over the whole CUDA unit-test suite (in parallel)
+#   ncu       Nsight Compute: duration, registers and occupancy of the library's reduce kernel and cublasSdot's
+#             kernels at 512x4096 (ncu's defaults: caches flushed, base clocks)
 #   shapes    perf_tests/tune/native_reduce_shapes.cu (needs no Kokkos, runs first): the native reduce kernel's block
 #             size, packs in flight, blocks per SM and partial-combining schemes against cublasSdot, at 512x4096 and 2^10
 # Logs and CSVs go to $OUT.
@@ -79,6 +81,15 @@ for stage in $stages; do
         echo "== run $r" | tee -a "$OUT/repeat.txt"
         grep -E " hot +(softmargin native|cublasSdot) " "/tmp/repeat_$r.txt" | tee -a "$OUT/repeat.txt"
       done
+      ;;
+    ncu)
+      metrics=gpu__time_duration.sum,launch__registers_per_thread,sm__warps_active.avg.pct_of_peak_sustained_active,\
+dram__bytes_read.sum,lts__t_sectors_op_read.sum,sm__throughput.avg.pct_of_peak_sustained_elapsed
+      for k in reduce_kernel "dot_kernel|reduce_1Block"; do
+        ncu --csv --metrics "$metrics" --kernel-name "regex:$k" --launch-skip 4 --launch-count 6 \
+          build/cuda/perf_tests/softmargin_perf_forward --sizes 512x4096 --reps 5 2>&1 | grep '^"' >> "$OUT/ncu.csv"
+      done
+      grep -c gpu__time_duration "$OUT/ncu.csv"
       ;;
     sanitize)
       # The whole suite (the 2^31 + 5 test is opt-in and skipped) under each tool, the three at once.

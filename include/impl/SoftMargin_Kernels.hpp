@@ -18,11 +18,11 @@
 namespace softmargin::Impl {
 
 /// Team kernels on device backends: 256 threads a team, at most 6 teams resident per multiprocessor (a register
-/// budget of 42 per thread), and a grid resident in one wave: 6 teams per multiprocessor from 2^23 elements on, 4
+/// budget of 42 per thread), and a grid resident in one wave: 6 teams per multiprocessor from 2^23 elements on, 3
 /// below, where fewer partials and less tail beat more loads in flight (measured on the H200: docs/PERFORMANCE.md).
 inline constexpr int kDeviceTeamSize = 256;
 inline constexpr int kDeviceTeamsPerSM = 6;
-inline constexpr int kDeviceTeamsPerSMSmall = 4;
+inline constexpr int kDeviceTeamsPerSMSmall = 3;
 inline constexpr std::size_t kDeviceSmallN = std::size_t(1) << 23;
 template <class Exec, class Index>
 using TeamPolicyFor = Kokkos::TeamPolicy<Exec, Kokkos::IndexType<Index>,
