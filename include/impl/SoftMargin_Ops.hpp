@@ -4,7 +4,6 @@
 #define SOFTMARGIN_IMPL_OPS_HPP
 
 #include <Kokkos_Core.hpp>
-
 #include <cstdint>
 #include <type_traits>
 
@@ -67,14 +66,31 @@ struct LaneSums {
     }
   }
   KOKKOS_FORCEINLINE_FUNCTION A total() {
-    if constexpr (narrow) return v[0];
-    else return halving_sum<P::width>(v);
+    if constexpr (narrow)
+      return v[0];
+    else
+      return halving_sum<P::width>(v);
   }
 };
 
 template <class P, class T, class Index>
 KOKKOS_FORCEINLINE_FUNCTION P load_pack(T* p, const Index i) {
   return reinterpret_cast<const P*>(p)[i];
+}
+/// load_pack for inputs that nothing writes while the kernel runs: through the read-only data cache on CUDA devices
+/// (non-coherent loads, as `const __restrict__` pointers would give), a plain load elsewhere.
+template <class P, class T, class Index>
+KOKKOS_FORCEINLINE_FUNCTION P load_pack_readonly(const T* p, const Index i) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (P::bytes == 16 && std::is_same_v<T, float>) {
+    const float4 v = __ldg(reinterpret_cast<const float4*>(p) + i);
+    return P{{v.x, v.y, v.z, v.w}};
+  } else if constexpr (P::bytes == 16 && std::is_same_v<T, double>) {
+    const double2 v = __ldg(reinterpret_cast<const double2*>(p) + i);
+    return P{{v.x, v.y}};
+  }
+#endif
+  return load_pack<P>(p, i);
 }
 template <class P, class T, class Index>
 KOKKOS_FORCEINLINE_FUNCTION void store_pack(T* p, const Index i, const P& v) {
@@ -125,9 +141,10 @@ struct LossOp {
   static constexpr bool packed = is_flat_v<XV> && is_flat_v<YV>;
   bool aligned() const { return aligned_to<pack_type::bytes>(x, y); }
   /// The losses of elements [p W, p W + W), for a LaneSums<accum_type> (losses near float max must not overflow).
+  /// x and y are only read by this op's kernels: read-only loads.
   template <class Index>
   KOKKOS_FORCEINLINE_FUNCTION pack_type pack(const Index p, const value_type) const {
-    const auto a = load_pack<pack_type>(x.data(), p), b = load_pack<pack_type>(y.data(), p);
+    const auto a = load_pack_readonly<pack_type>(x.data(), p), b = load_pack_readonly<pack_type>(y.data(), p);
     pack_type l;
     for (int k = 0; k < pack_type::width; ++k) l.v[k] = loss<value_type>(a.v[k], b.v[k]);
     return l;
@@ -180,20 +197,26 @@ struct GradOp {
   std::conditional_t<per_element, UpV, ScalarUpstream<UpV>> upstream;
 
   KOKKOS_INLINE_FUNCTION value_type scale() const {
-    if constexpr (per_element) return value_type(1);
-    else return upstream.get();
+    if constexpr (per_element)
+      return value_type(1);
+    else
+      return upstream.get();
   }
   template <class Index>
   KOKKOS_FORCEINLINE_FUNCTION void operator()(const Index i, const value_type s) const {
     const value_type d = dloss_dx<value_type>(at(x, i), at(y, i));
-    if constexpr (per_element) at(grad, i) = at(upstream, i) * d;
-    else at(grad, i) = s * d;
+    if constexpr (per_element)
+      at(grad, i) = at(upstream, i) * d;
+    else
+      at(grad, i) = s * d;
   }
 
   static constexpr bool packed = is_flat_v<XV> && is_flat_v<YV> && is_flat_v<GV> && (!per_element || is_flat_v<UpV>);
   bool aligned() const {
-    if constexpr (per_element) return aligned_to<pack_type::bytes>(x, y, grad, upstream);
-    else return aligned_to<pack_type::bytes>(x, y, grad);
+    if constexpr (per_element)
+      return aligned_to<pack_type::bytes>(x, y, grad, upstream);
+    else
+      return aligned_to<pack_type::bytes>(x, y, grad);
   }
   template <class Index>
   KOKKOS_FORCEINLINE_FUNCTION void pack(const Index p, const value_type s) const {
