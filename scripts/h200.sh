@@ -39,7 +39,9 @@ if [ ! -x "$tests" ]; then
   cmake --preset cuda -DSOFTMARGIN_KOKKOS_SOURCE="$PWD/.deps/kokkos_5.0.2.orig.tar.gz" \
     -DSOFTMARGIN_GTEST_SOURCE="$PWD/.deps/googletest" > /tmp/configure.log 2>&1 || { tail -50 /tmp/configure.log; exit 1; }
 fi
-cmake --build --preset cuda -j "$(nproc)" > "$OUT/build.log" 2>&1 || { grep -B2 -A10 error "$OUT/build.log" | head -80; exit 1; }
+# (The build log stays out of $OUT unless the build fails: the device tool returns at most 8 files.)
+cmake --build --preset cuda -j "$(nproc)" > /tmp/build.log 2>&1 ||
+  { cp /tmp/build.log "$OUT/"; grep -B2 -A10 error /tmp/build.log | head -80; exit 1; }
 echo "build: $(( $(date +%s) - t0 )) s"
 
 for stage in $stages; do
