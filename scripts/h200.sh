@@ -4,7 +4,7 @@
 #   tests     CUDA unit tests (ctest), then the opt-in N = 2^31 + 5 test
 #   perf      reference problem, benchmark (CSV), PyTorch's SoftMarginLoss on the same sizes
 #   tune      the benchmark's native rows with and without programmatic dependent launch, over blocks per SM
-#   repeat    the latency rows (native, cublasSdot) of five benchmark runs, for the spread between runs
+#   repeat    the latency rows (native, cublasSdot) of five (REPEAT_RUNS) benchmark runs, for the spread between runs
 #   sanitize  compute-sanitizer memcheck, racecheck and synccheck over the whole CUDA unit-test suite (in parallel)
 #   ncu       Nsight Compute: duration, registers and occupancy of the library's reduce kernel and cublasSdot's
 #             kernels at 512x4096 (ncu's defaults: caches flushed, base clocks)
@@ -40,7 +40,8 @@ if [ ! -x "$tests" ]; then
     -DSOFTMARGIN_GTEST_SOURCE="$PWD/.deps/googletest" > /tmp/configure.log 2>&1 || { tail -50 /tmp/configure.log; exit 1; }
 fi
 # (The build log stays out of $OUT unless the build fails: the device tool returns at most 8 files.)
-cmake --build --preset cuda -j "$(nproc)" > /tmp/build.log 2>&1 ||
+# BUILD_TARGETS (optional): build only these (e.g. the CUDA tests and the benchmark, for a short call).
+cmake --build --preset cuda -j "$(nproc)" ${BUILD_TARGETS:+--target $BUILD_TARGETS} > /tmp/build.log 2>&1 ||
   { cp /tmp/build.log "$OUT/"; grep -B2 -A10 error /tmp/build.log | head -80; exit 1; }
 echo "build: $(( $(date +%s) - t0 )) s"
 
@@ -48,7 +49,7 @@ for stage in $stages; do
   t0=$(date +%s)
   case "$stage" in
     tests)
-      ctest --preset cuda -V > "$OUT/ctest.log" 2>&1
+      if [ -n "${BUILD_TARGETS:-}" ]; then "$tests" > "$OUT/ctest.log" 2>&1; else ctest --preset cuda -V > "$OUT/ctest.log" 2>&1; fi
       grep -E "tests passed|tests failed|PASSED|FAILED" "$OUT/ctest.log" | tail -6
       SOFTMARGIN_TEST_HUGE=1 "$tests" --gtest_filter='*huge*' 2>&1 | grep -E "OK|FAILED|Failure|PASSED|got" |
         tee -a "$OUT/ctest.log"
@@ -60,6 +61,7 @@ for stage in $stages; do
       grep -E "^(size|-|512x4096|2\^2[048]) .*(softmargin auto  |native|team|range|unfused|loss_and|backward|cublas|CUB|empty)" \
         "$OUT/perf_forward.txt"
       grep -E "CHECK FAILED" "$OUT/perf_forward.txt"
+      [ "${PERF_TORCH:-1}" = 0 ] ||
       PYTHONUNBUFFERED=1 python3 perf_tests/torch_softmargin.py --sizes "$sizes" --csv "$OUT/perf_torch.csv" \
         > "$OUT/perf_torch.txt" 2>&1
       grep -E "512x4096|2\^28" "$OUT/perf_torch.txt"
@@ -77,7 +79,7 @@ for stage in $stages; do
       ;;
     repeat)
       # The same latency rows several times, to show the spread between runs of the same build.
-      for r in 1 2 3 4 5; do
+      for r in $(seq "${REPEAT_RUNS:-5}"); do
         build/cuda/perf_tests/softmargin_perf_forward --sizes "${REPEAT_SIZES:-512x4096,2^21}" --reps 100 \
           > "/tmp/repeat_$r.txt" 2>&1
         echo "== run $r" | tee -a "$OUT/repeat.txt"
