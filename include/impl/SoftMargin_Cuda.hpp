@@ -2,8 +2,8 @@
 // execution-space instance's stream: the same element operations (SoftMargin_Ops.hpp), warp shuffles instead of
 // team scratch, a plain CUDA launch (an empty Kokkos::parallel_for costs 0.3-0.9 us more per call on the H200), and
 // programmatic dependent launch, which overlaps a call's launch with the tail of the kernel before it. At the
-// reference problem's size, where a call is mostly latency, this is 7.4 us per call in a stream against the team
-// kernel's 10.4 (docs/PERFORMANCE.md).
+// reference problem's size, where a call is mostly latency, this is 7.5 us per call in a stream against the team
+// kernel's 9.2 (docs/PERFORMANCE.md, 2026-12-03).
 #ifndef SOFTMARGIN_IMPL_CUDA_HPP
 #define SOFTMARGIN_IMPL_CUDA_HPP
 
