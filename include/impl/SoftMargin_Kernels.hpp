@@ -19,7 +19,8 @@ namespace softmargin::Impl {
 
 /// Team kernels on device backends: 256 threads a team, at most 6 teams resident per multiprocessor (a register
 /// budget of 42 per thread), and a grid resident in one wave: 6 teams per multiprocessor from 2^23 elements on, 3
-/// below, where fewer partials and less tail beat more loads in flight (measured on the H200: docs/PERFORMANCE.md).
+/// below, where fewer partials and less tail beat more loads in flight (the H200 tuning study at 512x4096; at 2^22
+/// the sweep found 4 faster: docs/PERFORMANCE.md).
 inline constexpr int kDeviceTeamSize = 256;
 inline constexpr int kDeviceTeamsPerSM = 6;
 inline constexpr int kDeviceTeamsPerSMSmall = 3;
