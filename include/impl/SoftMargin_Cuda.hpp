@@ -27,7 +27,21 @@
 namespace softmargin::Impl::CudaNative {
 
 inline constexpr int kBlock = 256;         ///< threads a block
-inline constexpr int kMinBlocksPerSM = 4;  ///< launch bound: at most 64 registers a thread
+inline constexpr int kMinBlocksPerSM = 6;  ///< launch bound: at most 40 registers a thread
+/// Most blocks per multiprocessor in a grid (one wave of them; the rest of the resident slots are for the next call's
+/// blocks under programmatic dependent launch). 4: what the native kernels ran with when measured at 0.97x
+/// cublasSdot at 2^24-2^28 (at 64 registers a thread no more were resident).
+inline constexpr int kMaxGridBlocksPerSM = 4;
+
+/// Launch bound of the reduce kernel for Op. 6 blocks a multiprocessor (40 registers a thread) lets a call's blocks
+/// and those of the next call, launched early by programmatic dependent launch, be resident together; with 64
+/// registers the forward reduce took 62 and 1.4 us more per call at 512x4096 than the same kernel at 36 in the
+/// tuning study (docs/PERFORMANCE.md). The fused loss and gradient would spill at 40: 4 blocks (64 registers).
+template <class Op>
+inline constexpr int reduce_min_blocks = requires(const Op& op) {
+  op.grad;
+}
+? 4 : kMinBlocksPerSM;
 
 /// Programmatic dependent launch (Hopper and later): lets the next kernel in the stream be scheduled now, then waits
 /// until every kernel this one depends on has finished and its writes are visible. Called before any global memory
@@ -92,7 +106,7 @@ __device__ __forceinline__ typename Op::accum_type thread_sum(const Op& op, cons
 /// the partials, writes sum / divisor into the result and resets the ticket for the next launch. A grid of one block
 /// writes the result directly.
 template <class Op, class RV, class Index>
-__global__ void __launch_bounds__(kBlock, kMinBlocksPerSM)
+__global__ void __launch_bounds__(kBlock, reduce_min_blocks<Op>)
     reduce_kernel(const Op op, const RV result, typename Op::accum_type* partials, unsigned* ticket, const Index n,
                   const typename Op::accum_type divisor, const bool packed) {
   using A = typename Op::accum_type;

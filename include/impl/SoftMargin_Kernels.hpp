@@ -320,11 +320,13 @@ void reduce_team(const char* label, const Exec& space, const Op& op, std::size_t
 }
 
 #if defined(SOFTMARGIN_HAS_CUDA_NATIVE)
-/// Grid of the native `Kernel` over Op's n elements, read `packed` (W elements at a time) or one by one.
+/// Grid of the native `Kernel` over Op's n elements, read `packed` (W elements at a time) or one by one: the team
+/// kernels' blocks per multiprocessor, at most CudaNative::kMaxGridBlocksPerSM.
 template <auto Kernel, class Op>
 unsigned native_grid(const Kokkos::Cuda& space, std::size_t n, bool packed) {
   const std::size_t work = packed ? n / Op::pack_type::width : n;
-  return CudaNative::grid_for(space, work, device_teams_per_sm(n), CudaNative::resident_blocks<Kernel>());
+  return CudaNative::grid_for(space, work, std::min(device_teams_per_sm(n), CudaNative::kMaxGridBlocksPerSM),
+                              CudaNative::resident_blocks<Kernel>());
 }
 
 /// Algorithm::Native on CUDA: one launch on the instance's stream, partials and ticket in the cached workspace.
