@@ -18,13 +18,15 @@
 namespace softmargin::Impl {
 
 /// Team kernels on device backends: 256 threads a team, at most 6 teams resident per multiprocessor (a register
-/// budget of 42 per thread), and a grid resident in one wave: 6 teams per multiprocessor from 2^23 elements on, 3
-/// below, where fewer partials and less tail beat more loads in flight (the H200 tuning study at 512x4096; at 2^22
-/// the sweep found 4 faster: docs/PERFORMANCE.md).
+/// budget of 42 per thread), and a grid resident in one wave: 6 teams per multiprocessor from 2^23 elements on, 4
+/// from 2^22, 3 below, where fewer partials and less tail beat more loads in flight (measured on the H200:
+/// docs/PERFORMANCE.md).
 inline constexpr int kDeviceTeamSize = 256;
 inline constexpr int kDeviceTeamsPerSM = 6;
-inline constexpr int kDeviceTeamsPerSMSmall = 3;
+inline constexpr int kDeviceTeamsPerSMSmall = 4;
+inline constexpr int kDeviceTeamsPerSMSmallest = 3;
 inline constexpr std::size_t kDeviceSmallN = std::size_t(1) << 23;
+inline constexpr std::size_t kDeviceSmallestN = std::size_t(1) << 22;
 template <class Exec, class Index>
 using TeamPolicyFor = Kokkos::TeamPolicy<Exec, Kokkos::IndexType<Index>,
                                          Kokkos::LaunchBounds<kDeviceTeamSize, kDeviceTeamsPerSM>>;
@@ -228,6 +230,7 @@ inline int device_teams_per_sm(std::size_t n) {
     return e ? std::clamp(std::atoi(e), 1, kDeviceTeamsPerSM) : 0;
   }();
   if (forced) return forced;
+  if (n < kDeviceSmallestN) return kDeviceTeamsPerSMSmallest;
   return n < kDeviceSmallN ? kDeviceTeamsPerSMSmall : kDeviceTeamsPerSM;
 }
 
