@@ -8,7 +8,6 @@
 #define SOFTMARGIN_HPP
 
 #include <Kokkos_Core.hpp>
-#include <Kokkos_Profiling_ScopedRegion.hpp>
 
 #include <stdexcept>
 #include <string>
@@ -148,7 +147,7 @@ void loss(const ExecSpace& space, const XView& x, const YView& y, const OutView&
   Impl::check_alias(where, "out", out, "y", y, x);
 
   using T = typename XView::non_const_value_type;
-  Kokkos::Profiling::ScopedRegion region(where);
+  Impl::ToolsRegion region(where);
   const auto run = [&]<bool Flat>() {
     auto xc = Impl::canonical<ExecSpace, Flat, const T>(x);
     auto yc = Impl::canonical<ExecSpace, Flat, const T>(y);
@@ -244,7 +243,7 @@ void backward(const ExecSpace& space, const XView& x, const YView& y, const Upst
   }
 
   using T = typename XView::non_const_value_type;
-  Kokkos::Profiling::ScopedRegion region(where);
+  Impl::ToolsRegion region(where);
   const auto run = [&]<bool Flat>() {
     auto xc = Impl::canonical<ExecSpace, Flat, const T>(x);
     auto yc = Impl::canonical<ExecSpace, Flat, const T>(y);
@@ -322,7 +321,7 @@ void loss_and_grad(const ExecSpace& space, const XView& x, const YView& y, const
   }
 
   using T = typename XView::non_const_value_type;
-  Kokkos::Profiling::ScopedRegion region(where);
+  Impl::ToolsRegion region(where);
   const auto up = Impl::scalar_upstream<ExecSpace, T>(grad_loss, x.size(), reduction);
   const auto run = [&]<bool Flat>() {
     auto xc = Impl::canonical<ExecSpace, Flat, const T>(x);

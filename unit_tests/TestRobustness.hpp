@@ -1,7 +1,10 @@
 // Robustness tests, compiled once per backend: concurrent calls on several execution-space instances, and a very
 // large N (opt-in).
+#include <cstdint>
 #include <cstdlib>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "TestUtils.hpp"
 
@@ -53,6 +56,67 @@ TEST(TEST_CATEGORY, concurrent_instances) {
     EXPECT_NEAR(blocking[k], ref[k], 1e-6 * ref[k]) << "instance " << k << " seed " << seed;
     EXPECT_NEAR(fused[k], ref[k], 1e-6 * ref[k]) << "instance " << k << " seed " << seed;
   }
+}
+
+namespace tools_log {
+inline std::vector<std::string> regions, kernels;
+inline void push_region(const char* name) { regions.emplace_back(name); }
+inline void begin_kernel(const char* name, std::uint32_t, std::uint64_t* id) {
+  kernels.emplace_back(name);
+  *id = kernels.size();
+}
+}  // namespace tools_log
+
+/// With a Kokkos Tools listener: every public call is a region named after the call, and every kernel it launches
+/// (any algorithm) carries a softmargin:: label naming the pass and the algorithm.
+TEST(TEST_CATEGORY, kokkos_tools_regions_and_kernel_labels) {
+  const std::size_t n = 1003;
+  std::vector<float> xs(n), ys(n);
+  fill_random(fresh_seed(), xs, ys);
+  Kokkos::View<float*, RMem> x("x", n), y("y", n), grad("grad", n);
+  Kokkos::View<float, RMem> r("r");
+  Kokkos::deep_copy(x, Kokkos::View<const float*, Kokkos::HostSpace>(xs.data(), n));
+  Kokkos::deep_copy(y, Kokkos::View<const float*, Kokkos::HostSpace>(ys.data(), n));
+  const RExec space;
+  const auto calls = [&] {
+    loss(space, x, y, r, Reduction::Mean, Algorithm::RangeReduce);
+    loss(space, x, y, r, Reduction::Mean, Algorithm::TeamScratch);
+    backward(space, x, y, 1.0f, grad);
+    loss_and_grad(space, x, y, r, grad);
+  };
+  calls();  // workspaces allocated outside the record
+  space.fence();
+  namespace T = Kokkos::Tools::Experimental;
+  const auto saved = T::get_callbacks();
+  tools_log::regions.clear();
+  tools_log::kernels.clear();
+  T::set_push_region_callback(tools_log::push_region);
+  T::set_begin_parallel_for_callback(tools_log::begin_kernel);
+  T::set_begin_parallel_reduce_callback(tools_log::begin_kernel);
+  calls();
+  space.fence();
+  T::set_callbacks(saved);
+  const std::vector<std::string> regions = {"softmargin::loss", "softmargin::loss", "softmargin::backward",
+                                            "softmargin::loss_and_grad"};
+  EXPECT_EQ(tools_log::regions, regions);
+  const auto launched = [&](const std::string& prefix) {
+    int k = 0;
+    for (const auto& name : tools_log::kernels) k += name.rfind(prefix, 0) == 0;
+    return k;
+  };
+  EXPECT_EQ(launched("softmargin::loss::range_reduce"), 1);
+  EXPECT_EQ(launched("softmargin::loss::team_scratch"), 1);
+  EXPECT_EQ(launched("softmargin::backward::"), 1);
+  EXPECT_EQ(launched("softmargin::loss_and_grad::"), 1);
+  // The rest: the library's own kernels, or Kokkos' initialization of a View it allocates (host backends give each
+  // call its own workspace), named after that View.
+  for (const auto& name : tools_log::kernels)
+    EXPECT_TRUE(name.rfind("softmargin::", 0) == 0 || name.find("[softmargin::") != std::string::npos) << name;
+  // Without a listener nothing is recorded (the callbacks are restored).
+  tools_log::kernels.clear();
+  calls();
+  space.fence();
+  EXPECT_TRUE(tools_log::kernels.empty());
 }
 
 /// N = 2^31 + 5 fp32 (x and y 8.6 GB each): 64-bit indexing gives the right mean. Opt-in (SOFTMARGIN_TEST_HUGE=1):

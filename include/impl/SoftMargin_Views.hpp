@@ -102,6 +102,27 @@ unsigned memory_orders(const View& v) {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
+// Kokkos Tools.
+
+/// A Kokkos Tools region over the scope of a public call, pushed only while a tool is loaded: Kokkos' ScopedRegion
+/// takes a std::string, and builds one (on the heap, for names of 16 characters or more) on every call even when no
+/// tool listens.
+class ToolsRegion {
+ public:
+  explicit ToolsRegion(const char* name) : active_(Kokkos::Tools::profileLibraryLoaded()) {
+    if (active_) Kokkos::Profiling::pushRegion(name);
+  }
+  ~ToolsRegion() {
+    if (active_) Kokkos::Profiling::popRegion();
+  }
+  ToolsRegion(const ToolsRegion&) = delete;
+  ToolsRegion& operator=(const ToolsRegion&) = delete;
+
+ private:
+  bool active_;
+};
+
+// ---------------------------------------------------------------------------------------------------------------
 // Argument checks. Each throws before anything is launched or written, with a message that names the argument.
 
 template <class View>
