@@ -84,25 +84,13 @@ __device__ __forceinline__ typename Op::accum_type thread_sum(const Op& op, cons
       const Index packs = n / W;
       LaneSums<A, typename Op::pack_type> lanes;
       Index p = tid;
-      if constexpr (requires { op.eval(op.load(p), scale); }) {
-        // The four packs' loads are issued before any of their arithmetic, so that all four are in flight within
-        // the launch bound's register budget (the compiler does not hoist them past the loss there).
-        for (; p + 3 * stride < packs; p += 4 * stride) {
-          const auto a = op.load(p), b = op.load(p + stride), c = op.load(p + 2 * stride), d = op.load(p + 3 * stride);
-          lanes.add(op.eval(a, scale));
-          lanes.add(op.eval(b, scale));
-          lanes.add(op.eval(c, scale));
-          lanes.add(op.eval(d, scale));
-        }
-      } else {
-        for (; p + 3 * stride < packs; p += 4 * stride) {
-          const auto a = op.pack(p, scale), b = op.pack(p + stride, scale);
-          const auto c = op.pack(p + 2 * stride, scale), d = op.pack(p + 3 * stride, scale);
-          lanes.add(a);
-          lanes.add(b);
-          lanes.add(c);
-          lanes.add(d);
-        }
+      for (; p + 3 * stride < packs; p += 4 * stride) {
+        const auto a = op.pack(p, scale), b = op.pack(p + stride, scale);
+        const auto c = op.pack(p + 2 * stride, scale), d = op.pack(p + 3 * stride, scale);
+        lanes.add(a);
+        lanes.add(b);
+        lanes.add(c);
+        lanes.add(d);
       }
       for (; p < packs; p += stride) lanes.add(op.pack(p, scale));
       sum = lanes.total();

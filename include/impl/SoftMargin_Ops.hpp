@@ -140,23 +140,14 @@ struct LossOp {
 
   static constexpr bool packed = is_flat_v<XV> && is_flat_v<YV>;
   bool aligned() const { return aligned_to<pack_type::bytes>(x, y); }
-  /// Elements [p W, p W + W) of x and y. x and y are only read by this op's kernels: read-only loads.
-  struct inputs_type {
-    pack_type x, y;
-  };
+  /// The losses of elements [p W, p W + W), for a LaneSums<accum_type> (losses near float max must not overflow).
+  /// x and y are only read by this op's kernels: read-only loads.
   template <class Index>
-  KOKKOS_FORCEINLINE_FUNCTION inputs_type load(const Index p) const {
-    return {load_pack_readonly<pack_type>(x.data(), p), load_pack_readonly<pack_type>(y.data(), p)};
-  }
-  /// Their losses, for a LaneSums<accum_type> (losses near float max must not overflow).
-  KOKKOS_FORCEINLINE_FUNCTION pack_type eval(const inputs_type& in, const value_type) const {
+  KOKKOS_FORCEINLINE_FUNCTION pack_type pack(const Index p, const value_type) const {
+    const auto a = load_pack_readonly<pack_type>(x.data(), p), b = load_pack_readonly<pack_type>(y.data(), p);
     pack_type l;
-    for (int k = 0; k < pack_type::width; ++k) l.v[k] = loss<value_type>(in.x.v[k], in.y.v[k]);
+    for (int k = 0; k < pack_type::width; ++k) l.v[k] = loss<value_type>(a.v[k], b.v[k]);
     return l;
-  }
-  template <class Index>
-  KOKKOS_FORCEINLINE_FUNCTION pack_type pack(const Index p, const value_type s) const {
-    return eval(load(p), s);
   }
 };
 
