@@ -43,6 +43,14 @@ inline constexpr int reduce_min_blocks = requires(const Op& op) {
 }
 ? 4 : kMinBlocksPerSM;
 
+/// Most blocks per multiprocessor in the grid of the reduce kernel for Op: half the resident blocks where 6 are
+/// resident, so that the next call's grid, launched early under programmatic dependent launch, fits beside this one
+/// whole on every multiprocessor. With 4 of 6 it lands unevenly: on the H200 a stream of calls then took 10-29% longer
+/// per call (2^22 to 2^28) than with 3, and isolated calls no less (docs/PERFORMANCE.md).
+template <class Op>
+inline constexpr int reduce_grid_blocks_per_sm = reduce_min_blocks<Op> >= 6 ? reduce_min_blocks<Op> / 2
+                                                                           : kMaxGridBlocksPerSM;
+
 /// Programmatic dependent launch (Hopper and later): lets the next kernel in the stream be scheduled now, then waits
 /// until every kernel this one depends on has finished and its writes are visible. Called before any global memory
 /// access, so that the kernel sees what precedes it exactly as in plain stream order, while its launch (and that of

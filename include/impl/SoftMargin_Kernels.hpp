@@ -324,11 +324,12 @@ void reduce_team(const char* label, const Exec& space, const Op& op, std::size_t
 
 #if defined(SOFTMARGIN_HAS_CUDA_NATIVE)
 /// Grid of the native `Kernel` over Op's n elements, read `packed` (W elements at a time) or one by one: the team
-/// kernels' blocks per multiprocessor, at most CudaNative::kMaxGridBlocksPerSM.
+/// kernels' blocks per multiprocessor, at most `max_per_sm`.
 template <auto Kernel, class Op>
-unsigned native_grid(const Kokkos::Cuda& space, std::size_t n, bool packed) {
+unsigned native_grid(const Kokkos::Cuda& space, std::size_t n, bool packed,
+                     int max_per_sm = CudaNative::kMaxGridBlocksPerSM) {
   const std::size_t work = packed ? n / Op::pack_type::width : n;
-  return CudaNative::grid_for(space, work, std::min(device_teams_per_sm(n), CudaNative::kMaxGridBlocksPerSM),
+  return CudaNative::grid_for(space, work, std::min(device_teams_per_sm(n), max_per_sm),
                               CudaNative::resident_blocks<Kernel>());
 }
 
@@ -340,7 +341,8 @@ void reduce_native(const Kokkos::Cuda& space, const Op& op, std::size_t n, const
   using WS = Workspace<Kokkos::Cuda, A>;
   constexpr auto kernel = CudaNative::reduce_kernel<Op, RV, Index>;
   const bool packed = use_packs(op);
-  const unsigned grid = std::min<unsigned>(native_grid<kernel, Op>(space, n, packed), WS::max_teams);
+  const unsigned grid = std::min<unsigned>(
+      native_grid<kernel, Op>(space, n, packed, CudaNative::reduce_grid_blocks_per_sm<Op>), WS::max_teams);
   auto ws = WS::acquire(space, WS::max_teams);
   CudaNative::launch(Op::native_label, space, kernel, grid, op, result, ws->partials.data(), ws->ticket.data(),
                      static_cast<Index>(n), divisor, packed);
