@@ -2,8 +2,8 @@
 // execution-space instance's stream: the same element operations (SoftMargin_Ops.hpp), warp shuffles instead of
 // team scratch, a plain CUDA launch (an empty Kokkos::parallel_for costs 0.3-0.9 us more per call on the H200), and
 // programmatic dependent launch, which overlaps a call's launch with the tail of the kernel before it. At the
-// reference problem's size, where a call is mostly latency, this is 7.5 us per call in a stream against the team
-// kernel's 9.2 (docs/PERFORMANCE.md, 2026-12-03).
+// reference problem's size, where a call is mostly latency, this is 6.3-7.0 us per call in a stream against the team
+// kernel's 9.0 (docs/PERFORMANCE.md, 2026-12-03).
 #ifndef SOFTMARGIN_IMPL_CUDA_HPP
 #define SOFTMARGIN_IMPL_CUDA_HPP
 
@@ -17,6 +17,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <cuda/atomic>
@@ -27,29 +28,29 @@
 namespace softmargin::Impl::CudaNative {
 
 inline constexpr int kBlock = 256;         ///< threads a block
-inline constexpr int kMinBlocksPerSM = 6;  ///< launch bound: at most 40 registers a thread
+inline constexpr int kMinBlocksPerSM = 6;  ///< launch bound of the map kernels: at most 40 registers a thread
 /// Most blocks per multiprocessor in a grid (one wave of them; the rest of the resident slots are for the next call's
 /// blocks under programmatic dependent launch). 4: what the native kernels ran with when measured at 0.97x
 /// cublasSdot at 2^24-2^28 (at 64 registers a thread no more were resident).
 inline constexpr int kMaxGridBlocksPerSM = 4;
 
-/// Launch bound of the reduce kernel for Op. 6 blocks a multiprocessor (40 registers a thread) lets a call's blocks
-/// and those of the next call, launched early by programmatic dependent launch, be resident together; with 64
-/// registers the forward reduce took 62 and 1.4 us more per call at 512x4096 than the same kernel at 36 in the
-/// tuning study (docs/PERFORMANCE.md). The fused loss and gradient would spill at 40: 4 blocks (64 registers).
+/// The reduce kernel's two shapes (launch bound, and grid blocks per multiprocessor), measured on the H200
+/// (docs/PERFORMANCE.md, 2026-12-03):
+///  - Latency (below kLatencyMaxN elements): 6 blocks resident (at most 40 registers a thread), a grid of 3 per
+///    multiprocessor, so that the next call's grid, launched early under programmatic dependent launch, fits beside
+///    this one whole on every multiprocessor. At 512x4096: 6.3-7.0 us a call in a stream, against 7.4-7.5 us with 64
+///    registers (4 resident). A grid of 4 of the 6 lands the next grid unevenly: 11-26% slower in a stream at 2^22
+///    to 2^28.
+///  - Bandwidth (from kLatencyMaxN on; and always for the fused loss and gradient, which would spill at 40
+///    registers): 4 resident (64 registers), a grid of 4: 0.92-0.97x cublasSdot at 2^24-2^28, where the latency
+///    shape measured 0.94 at 2^24 and 1.01 at 2^28.
+inline constexpr int kLatencyMinBlocks = 6;
+inline constexpr int kLatencyGridBlocksPerSM = 3;
+inline constexpr int kBandwidthMinBlocks = kMaxGridBlocksPerSM;
+inline constexpr std::size_t kLatencyMaxN = std::size_t(1) << 23;
+/// Whether Op's reduce kernel has the latency shape (its work fits in 40 registers).
 template <class Op>
-inline constexpr int reduce_min_blocks = requires(const Op& op) {
-  op.grad;
-}
-? 4 : kMinBlocksPerSM;
-
-/// Most blocks per multiprocessor in the grid of the reduce kernel for Op: half the resident blocks where 6 are
-/// resident, so that the next call's grid, launched early under programmatic dependent launch, fits beside this one
-/// whole on every multiprocessor. With 4 of 6 it lands unevenly: on the H200 a stream of calls then took 10-29% longer
-/// per call (2^22 to 2^28) than with 3, and isolated calls no less (docs/PERFORMANCE.md).
-template <class Op>
-inline constexpr int reduce_grid_blocks_per_sm = reduce_min_blocks<Op> >= 6 ? reduce_min_blocks<Op> / 2
-                                                                           : kMaxGridBlocksPerSM;
+inline constexpr bool has_latency_shape = !requires(const Op& op) { op.grad; };
 
 /// Programmatic dependent launch (Hopper and later): lets the next kernel in the stream be scheduled now, then waits
 /// until every kernel this one depends on has finished and its writes are visible. Called before any global memory
@@ -113,8 +114,8 @@ __device__ __forceinline__ typename Op::accum_type thread_sum(const Op& op, cons
 /// Reduce: each block sums its share and publishes a partial; the last block to finish (atomic ticket) combines
 /// the partials, writes sum / divisor into the result and resets the ticket for the next launch. A grid of one block
 /// writes the result directly.
-template <class Op, class RV, class Index>
-__global__ void __launch_bounds__(kBlock, reduce_min_blocks<Op>)
+template <class Op, class RV, class Index, int MinBlocks>
+__global__ void __launch_bounds__(kBlock, MinBlocks)
     reduce_kernel(const Op op, const RV result, typename Op::accum_type* partials, unsigned* ticket, const Index n,
                   const typename Op::accum_type divisor, const bool packed) {
   using A = typename Op::accum_type;

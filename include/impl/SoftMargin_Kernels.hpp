@@ -333,19 +333,28 @@ unsigned native_grid(const Kokkos::Cuda& space, std::size_t n, bool packed,
                               CudaNative::resident_blocks<Kernel>());
 }
 
-/// Algorithm::Native on CUDA: one launch on the instance's stream, partials and ticket in the cached workspace.
+/// Algorithm::Native on CUDA: one launch on the instance's stream, partials and ticket in the cached workspace, the
+/// reduce kernel in the shape for n (CudaNative::kLatencyMinBlocks).
 template <class Op, class RV, class Index>
 void reduce_native(const Kokkos::Cuda& space, const Op& op, std::size_t n, const RV& result,
                    typename Op::accum_type divisor) {
   using A = typename Op::accum_type;
   using WS = Workspace<Kokkos::Cuda, A>;
-  constexpr auto kernel = CudaNative::reduce_kernel<Op, RV, Index>;
   const bool packed = use_packs(op);
-  const unsigned grid = std::min<unsigned>(
-      native_grid<kernel, Op>(space, n, packed, CudaNative::reduce_grid_blocks_per_sm<Op>), WS::max_teams);
   auto ws = WS::acquire(space, WS::max_teams);
-  CudaNative::launch(Op::native_label, space, kernel, grid, op, result, ws->partials.data(), ws->ticket.data(),
-                     static_cast<Index>(n), divisor, packed);
+  const auto run = [&]<int MinBlocks>(int grid_per_sm) {
+    constexpr auto kernel = CudaNative::reduce_kernel<Op, RV, Index, MinBlocks>;
+    const unsigned grid = std::min<unsigned>(native_grid<kernel, Op>(space, n, packed, grid_per_sm), WS::max_teams);
+    CudaNative::launch(Op::native_label, space, kernel, grid, op, result, ws->partials.data(), ws->ticket.data(),
+                       static_cast<Index>(n), divisor, packed);
+  };
+  if constexpr (CudaNative::has_latency_shape<Op> && std::is_same_v<Index, int>) {  // n < 2^23 fits in an int
+    if (n < CudaNative::kLatencyMaxN) {
+      run.template operator()<CudaNative::kLatencyMinBlocks>(CudaNative::kLatencyGridBlocksPerSM);
+      return;
+    }
+  }
+  run.template operator()<CudaNative::kBandwidthMinBlocks>(CudaNative::kMaxGridBlocksPerSM);
 }
 
 /// Algorithm::Native on CUDA for a map.
