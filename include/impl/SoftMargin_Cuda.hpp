@@ -34,20 +34,20 @@ inline constexpr int kMinBlocksPerSM = 6;  ///< launch bound of the map kernels:
 /// cublasSdot at 2^24-2^28 (at 64 registers a thread no more were resident).
 inline constexpr int kMaxGridBlocksPerSM = 4;
 
-/// The reduce kernel's two shapes (launch bound, and grid blocks per multiprocessor), measured on the H200
-/// (docs/PERFORMANCE.md, 2026-12-03):
+/// The reduce kernel's two shapes (launch bound, and grid blocks per multiprocessor), each where it measured faster
+/// on the H200 (docs/PERFORMANCE.md, 2026-12-03, "two shapes"):
 ///  - Latency (below kLatencyMaxN elements): 6 blocks resident (at most 40 registers a thread), a grid of 3 per
 ///    multiprocessor, so that the next call's grid, launched early under programmatic dependent launch, fits beside
-///    this one whole on every multiprocessor. At 512x4096: 6.3-7.0 us a call in a stream, against 7.4-7.5 us with 64
-///    registers (4 resident). A grid of 4 of the 6 lands the next grid unevenly: 11-26% slower in a stream at 2^22
-///    to 2^28.
+///    this one whole on every multiprocessor. At 512x4096: 6.3-7.1 us a call in a stream, against 7.4-7.5 us with 64
+///    registers (4 resident). A grid of 4 of the 6 lands the next grid unevenly: 19-34% slower a call in a stream
+///    from 2^22 to 2^28.
 ///  - Bandwidth (from kLatencyMaxN on; and always for the fused loss and gradient, which would spill at 40
-///    registers): 4 resident (64 registers), a grid of 4: 0.92-0.97x cublasSdot at 2^24-2^28, where the latency
-///    shape measured 0.94 at 2^24 and 1.01 at 2^28.
+///    registers): 4 resident (64 registers), a grid of 4: 0.92-0.97x cublasSdot in a stream at 2^24, 2^26, 2^28,
+///    where the latency shape measured 0.94-1.01x.
 inline constexpr int kLatencyMinBlocks = 6;
 inline constexpr int kLatencyGridBlocksPerSM = 3;
 inline constexpr int kBandwidthMinBlocks = kMaxGridBlocksPerSM;
-inline constexpr std::size_t kLatencyMaxN = std::size_t(1) << 23;
+inline constexpr std::size_t kLatencyMaxN = std::size_t(1) << 24;
 /// Whether Op's reduce kernel has the latency shape (its work fits in 40 registers).
 template <class Op>
 inline constexpr bool has_latency_shape = !requires(const Op& op) { op.grad; };

@@ -348,7 +348,7 @@ void reduce_native(const Kokkos::Cuda& space, const Op& op, std::size_t n, const
     CudaNative::launch(Op::native_label, space, kernel, grid, op, result, ws->partials.data(), ws->ticket.data(),
                        static_cast<Index>(n), divisor, packed);
   };
-  if constexpr (CudaNative::has_latency_shape<Op> && std::is_same_v<Index, int>) {  // n < 2^23 fits in an int
+  if constexpr (CudaNative::has_latency_shape<Op> && std::is_same_v<Index, int>) {  // n < 2^24 fits in an int
     if (n < CudaNative::kLatencyMaxN) {
       run.template operator()<CudaNative::kLatencyMinBlocks>(CudaNative::kLatencyGridBlocksPerSM);
       return;
