@@ -58,6 +58,35 @@ TEST(TEST_CATEGORY, concurrent_instances) {
   }
 }
 
+/// Calls in a row on one instance, alternating algorithms that share its workspace: every native call gives the
+/// same bits (the partials are combined in a fixed order), and each algorithm the right mean.
+TEST(TEST_CATEGORY, repeated_calls_are_reproducible) {
+  const auto seed = fresh_seed();
+  for (const std::size_t n : {std::size_t(300007), std::size_t(1) << 20}) {
+    std::vector<float> xs(n), ys(n);
+    fill_random(seed, xs, ys);
+    Kokkos::View<float*, RMem> x("x", n), y("y", n);
+    Kokkos::deep_copy(x, Kokkos::View<const float*, Kokkos::HostSpace>(xs.data(), n));
+    Kokkos::deep_copy(y, Kokkos::View<const float*, Kokkos::HostSpace>(ys.data(), n));
+    const double ref = ref_reduce(xs, ys, Reduction::Mean);
+    const RExec space;
+    constexpr int kCalls = 24;
+    Kokkos::View<float*, RMem> results("results", kCalls);
+    for (int k = 0; k < kCalls; ++k) {
+      const Algorithm a = k % 2 == 0 ? Algorithm::Native : kAlgorithms[(k / 2) % 4];
+      loss(space, x, y, Kokkos::subview(results, k), Reduction::Mean, a);
+    }
+    std::vector<float> got(kCalls);
+    Kokkos::deep_copy(Kokkos::View<float*, Kokkos::HostSpace>(got.data(), kCalls), results);
+    for (int k = 0; k < kCalls; ++k) {
+      EXPECT_NEAR(got[k], ref, 1e-6 * ref) << "call " << k << " n " << n << " seed " << seed;
+      if (k % 2 == 0) {
+        EXPECT_EQ(got[k], got[0]) << "native call " << k << " n " << n << " seed " << seed;
+      }
+    }
+  }
+}
+
 namespace tools_log {
 inline std::vector<std::string> regions, kernels;
 inline void push_region(const char* name) { regions.emplace_back(name); }
