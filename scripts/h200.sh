@@ -10,6 +10,8 @@
 #             kernels at 512x4096 (ncu's defaults: caches flushed, base clocks)
 #   shapes    perf_tests/tune/native_reduce_shapes.cu (needs no Kokkos, runs first): the native reduce kernel's block
 #             size, packs in flight, blocks per SM and partial-combining schemes against cublasSdot, at 512x4096 and 2^10
+#   timeline  perf_tests/tune/reduce_timeline.cu (needs no Kokkos, runs first): where an isolated call of the latency
+#             shape's reduce goes (block dispatch, summing, the combine), from timer stamps of every block
 # Logs and CSVs go to $OUT.
 # Usage (through the device tool, carrying .deps): [STAGES="tests perf"] bash scripts/h200.sh [perf sizes]
 set -uo pipefail
@@ -32,6 +34,14 @@ launch__registers_per_thread /tmp/native_reduce_shapes 2097152 0 2 > "$OUT/shape
     tail -5 "$OUT/shapes_ncu.csv"
   echo "stage shapes: $(( $(date +%s) - t0 )) s"
   stages="${stages/shapes/}"
+  [ -z "${stages// /}" ] && exit 0
+fi
+if [[ " $stages " == *" timeline "* ]]; then
+  t0=$(date +%s)
+  nvcc -O3 -std=c++17 -arch=sm_90 perf_tests/tune/reduce_timeline.cu -o /tmp/reduce_timeline &&
+    for per_sm in 3 1 3; do /tmp/reduce_timeline 2097152 $per_sm 300 | tee -a "$OUT/timeline.txt"; done
+  echo "stage timeline: $(( $(date +%s) - t0 )) s"
+  stages="${stages/timeline/}"
   [ -z "${stages// /}" ] && exit 0
 fi
 t0=$(date +%s)

@@ -1,0 +1,269 @@
+// Where the time of one isolated native reduce call goes, at small sizes: the library's latency shape (256 threads,
+// four packs in flight, grid of 3 blocks per SM, acquire-release ticket and last-block combine, as in
+// include/impl/SoftMargin_Cuda.hpp) written standalone, with each block's thread 0 stamping the global timer and its
+// SM's cycle counter at the phases of the kernel. The same kernel without the combine (each block writes its partial
+// and leaves) is stamped alike, to split a call into block dispatch, the blocks' reading and summing, and the combine.
+//
+//   nvcc -O3 -std=c++17 -arch=sm_90 reduce_timeline.cu -o reduce_timeline
+//   ./reduce_timeline [n=2097152] [blocks per SM=3] [calls=200]
+//
+// Each call is isolated (synchronize, one launch, synchronize); the figures are medians over the calls. Global-timer
+// figures are ns from the first block's start; cycle figures are per block, converted with the SM clock measured over
+// the call.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cuda/atomic>
+#include <random>
+#include <vector>
+
+#define CHECK(call)                                                                               \
+  do {                                                                                            \
+    cudaError_t e_ = (call);                                                                      \
+    if (e_ != cudaSuccess) {                                                                      \
+      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
+      std::exit(1);                                                                               \
+    }                                                                                             \
+  } while (0)
+
+constexpr int kBlock = 256, kUnroll = 4;
+
+/// Per block: global timer at start and at the end of its summing; cycles at start, summed, ticket returned, combined.
+struct Stamp {
+  unsigned long long g_start, g_summed, g_done, c_start, c_summed, c_ticket, c_combined;
+  unsigned sm, last;
+};
+
+__device__ __forceinline__ unsigned long long global_ns() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+__device__ __forceinline__ unsigned sm_id() {
+  unsigned s;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(s));
+  return s;
+}
+
+__device__ __forceinline__ float loss(float x, float y) {
+  const float z = -y * x;
+  const float e = expf(-fabsf(z));
+  float p = -3.176056929e-03f;
+  p = fmaf(p, e, 1.954252686e-02f);
+  p = fmaf(p, e, -5.637361209e-02f);
+  p = fmaf(p, e, 1.054362372e-01f);
+  p = fmaf(p, e, -1.526966703e-01f);
+  p = fmaf(p, e, 1.966327424e-01f);
+  p = fmaf(p, e, -2.495161626e-01f);
+  p = fmaf(p, e, 3.332971050e-01f);
+  p = fmaf(p, e, -4.999989265e-01f);
+  p = fmaf(p, e, 9.999999947e-01f);
+  return fmaxf(z, 0.0f) + p * e;
+}
+
+__device__ __forceinline__ double block_sum(double v, double* warp_sums) {
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  if (lane == 0) warp_sums[warp] = v;
+  __syncthreads();
+  if (warp == 0) {
+    v = lane < kBlock / 32 ? warp_sums[lane] : 0.0;
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+  }
+  return v;
+}
+
+template <bool Combine>
+__global__ void __launch_bounds__(kBlock, 6)
+    reduce(const float4* __restrict__ x, const float4* __restrict__ y, double* result, double* partials,
+           unsigned* ticket, int packs, double divisor, Stamp* stamps) {
+  __shared__ double warp_sums[kBlock / 32];
+  __shared__ bool last;
+  Stamp s{};
+  if (threadIdx.x == 0) {
+    s.g_start = global_ns();
+    s.c_start = clock64();
+    s.sm = sm_id();
+  }
+  const int tid = blockIdx.x * kBlock + threadIdx.x, stride = gridDim.x * kBlock;
+  double sum = 0;
+  int p = tid;
+  for (; p + (kUnroll - 1) * stride < packs; p += kUnroll * stride) {
+    float4 a[kUnroll], b[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      a[u] = x[p + u * stride];
+      b[u] = y[p + u * stride];
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u)
+      sum += static_cast<double>((loss(a[u].x, b[u].x) + loss(a[u].y, b[u].y)) +
+                                 (loss(a[u].z, b[u].z) + loss(a[u].w, b[u].w)));
+  }
+  for (; p < packs; p += stride) {
+    const float4 a = x[p], b = y[p];
+    sum += static_cast<double>((loss(a.x, b.x) + loss(a.y, b.y)) + (loss(a.z, b.z) + loss(a.w, b.w)));
+  }
+  sum = block_sum(sum, warp_sums);
+  if (threadIdx.x == 0) {
+    s.c_summed = clock64();
+    s.g_summed = global_ns();
+    partials[blockIdx.x] = sum;
+    if constexpr (Combine) {
+      cuda::atomic_ref<unsigned, cuda::thread_scope_device> t(*ticket);
+      last = t.fetch_add(1u, cuda::memory_order_acq_rel) + 1 == gridDim.x;
+      s.c_ticket = clock64();
+      s.last = last;
+    }
+  }
+  if constexpr (Combine) {
+    __syncthreads();
+    if (last) {
+      double total = 0;
+      for (unsigned b = threadIdx.x; b < gridDim.x; b += kBlock) total += __ldcg(partials + b);
+      total = block_sum(total, warp_sums);
+      if (threadIdx.x == 0) {
+        *result = total / divisor;
+        *ticket = 0u;
+      }
+    }
+  }
+  if (threadIdx.x == 0) {
+    s.c_combined = clock64();
+    s.g_done = global_ns();
+    stamps[blockIdx.x] = s;
+  }
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return NAN;
+  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+  return v[v.size() / 2];
+}
+
+int main(int argc, char** argv) {
+  const int n = argc > 1 ? std::atoi(argv[1]) : 512 * 4096;
+  const int per_sm = argc > 2 ? std::atoi(argv[2]) : 3;
+  const int calls = argc > 3 ? std::atoi(argv[3]) : 200;
+  if (n % 4 != 0 || n <= 0 || per_sm < 1 || calls < 1) {
+    std::fprintf(stderr, "usage: reduce_timeline [n, a positive multiple of 4] [blocks per SM] [calls]\n");
+    return 1;
+  }
+  const int packs = n / 4;
+  cudaDeviceProp prop;
+  CHECK(cudaGetDeviceProperties(&prop, 0));
+  const int grid = prop.multiProcessorCount * per_sm;
+  std::vector<float> hx(n), hy(n);
+  std::mt19937 gen(12345);
+  std::normal_distribution<float> normal(0.0f, 2.0f);
+  double ref = 0;
+  for (int i = 0; i < n; ++i) {
+    hx[i] = normal(gen);
+    hy[i] = (gen() & 1) ? 1.0f : -1.0f;
+    const double z = -static_cast<double>(hy[i]) * hx[i];
+    ref += std::max(z, 0.0) + std::log1p(std::exp(-std::fabs(z)));
+  }
+  ref /= n;
+  float *x, *y;
+  double *result, *partials;
+  unsigned* ticket;
+  Stamp* stamps;
+  CHECK(cudaMalloc(&x, sizeof(float) * n));
+  CHECK(cudaMalloc(&y, sizeof(float) * n));
+  CHECK(cudaMalloc(&result, sizeof(double)));
+  CHECK(cudaMalloc(&partials, sizeof(double) * grid));
+  CHECK(cudaMalloc(&ticket, sizeof(unsigned)));
+  CHECK(cudaMalloc(&stamps, sizeof(Stamp) * grid));
+  CHECK(cudaMemset(ticket, 0, sizeof(unsigned)));
+  CHECK(cudaMemcpy(x, hx.data(), sizeof(float) * n, cudaMemcpyHostToDevice));
+  CHECK(cudaMemcpy(y, hy.data(), sizeof(float) * n, cudaMemcpyHostToDevice));
+  const auto* x4 = reinterpret_cast<const float4*>(x);
+  const auto* y4 = reinterpret_cast<const float4*>(y);
+  std::printf("# %s, %d SMs, n = %d, grid %d (%d per SM), %d isolated calls; medians\n", prop.name,
+              prop.multiProcessorCount, n, grid, per_sm, calls);
+
+  std::vector<Stamp> h(grid);
+  for (int combine = 1; combine >= 0; --combine) {
+    auto launch = [&] {
+      if (combine)
+        reduce<true><<<grid, kBlock>>>(x4, y4, result, partials, ticket, packs, n, stamps);
+      else
+        reduce<false><<<grid, kBlock>>>(x4, y4, result, partials, ticket, packs, n, stamps);
+    };
+    for (int i = 0; i < 200; ++i) launch();  // clocks up
+    CHECK(cudaDeviceSynchronize());
+    if (combine) {
+      double got = 0;
+      CHECK(cudaMemcpy(&got, result, sizeof(double), cudaMemcpyDeviceToHost));
+      if (!(std::fabs(got - ref) / ref < 1e-6)) {
+        std::printf("CHECK FAILED: %.9g vs fp64 %.9g\n", got, ref);
+        return 1;
+      }
+    }
+    std::vector<double> spread, first_summed, last_summed, end, ghz, sum_min, sum_med, sum_max, ticket_med, last_ticket,
+        last_combine, last_ticket_at, end_after_summed;
+    for (int c = 0; c < calls; ++c) {
+      CHECK(cudaDeviceSynchronize());
+      launch();
+      CHECK(cudaDeviceSynchronize());
+      CHECK(cudaMemcpy(h.data(), stamps, sizeof(Stamp) * grid, cudaMemcpyDeviceToHost));
+      unsigned long long g0 = ~0ull, g_last_start = 0, g_first_summed = ~0ull, g_last_summed = 0, g_end = 0;
+      std::vector<double> block_cycles, ticket_cycles;
+      const Stamp* collector = nullptr;
+      for (const auto& s : h) {
+        g0 = std::min(g0, s.g_start);
+        g_last_start = std::max(g_last_start, s.g_start);
+        g_first_summed = std::min(g_first_summed, s.g_summed);
+        g_last_summed = std::max(g_last_summed, s.g_summed);
+        g_end = std::max(g_end, s.g_done);
+        block_cycles.push_back(static_cast<double>(s.c_summed - s.c_start));
+        if (combine) ticket_cycles.push_back(static_cast<double>(s.c_ticket - s.c_summed));
+        if (combine && s.last) collector = &s;
+      }
+      // SM clock: cycles over ns of the longest block.
+      double best = 0;
+      for (const auto& s : h)
+        if (s.g_done > s.g_start + 1000)
+          best = std::max(best, double(s.c_combined - s.c_start) / double(s.g_done - s.g_start));
+      const double ns_per_cycle = best > 0 ? 1.0 / best : NAN;
+      ghz.push_back(best);
+      spread.push_back(double(g_last_start - g0));
+      first_summed.push_back(double(g_first_summed - g0));
+      last_summed.push_back(double(g_last_summed - g0));
+      end.push_back(double(g_end - g0));
+      end_after_summed.push_back(double(g_end - g_last_summed));
+      std::sort(block_cycles.begin(), block_cycles.end());
+      sum_min.push_back(block_cycles.front() * ns_per_cycle);
+      sum_med.push_back(block_cycles[block_cycles.size() / 2] * ns_per_cycle);
+      sum_max.push_back(block_cycles.back() * ns_per_cycle);
+      if (combine) {
+        ticket_med.push_back(median(ticket_cycles) * ns_per_cycle);
+        if (collector) {
+          last_ticket.push_back(double(collector->c_ticket - collector->c_summed) * ns_per_cycle);
+          last_combine.push_back(double(collector->c_combined - collector->c_ticket) * ns_per_cycle);
+          last_ticket_at.push_back(double(collector->g_summed - g0));
+        }
+      }
+    }
+    std::printf("%s\n", combine ? "== with the combine (acquire-release ticket, last block adds the partials)"
+                                : "== without the combine (each block writes its partial and leaves)");
+    std::printf("  SM clock                          %8.3f GHz\n", median(ghz));
+    std::printf("  last block start                  %8.0f ns after the first\n", median(spread));
+    std::printf("  a block's summing (min/med/max)   %8.0f / %.0f / %.0f ns\n", median(sum_min), median(sum_med),
+                median(sum_max));
+    std::printf("  first block summed at             %8.0f ns\n", median(first_summed));
+    std::printf("  last block summed at              %8.0f ns\n", median(last_summed));
+    if (combine) {
+      std::printf("  ticket round trip (all blocks)    %8.0f ns\n", median(ticket_med));
+      std::printf("  collector: summed at              %8.0f ns, ticket %.0f ns, loads + sum + store %.0f ns\n",
+                  median(last_ticket_at), median(last_ticket), median(last_combine));
+    }
+    std::printf("  last stamp                        %8.0f ns (%.0f after the last block summed)\n", median(end),
+                median(end_after_summed));
+  }
+  return 0;
+}
