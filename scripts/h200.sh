@@ -39,7 +39,7 @@ fi
 if [[ " $stages " == *" timeline "* ]]; then
   t0=$(date +%s)
   nvcc -O3 -std=c++17 -arch=sm_90 perf_tests/tune/reduce_timeline.cu -o /tmp/reduce_timeline &&
-    for per_sm in 3 1 3; do /tmp/reduce_timeline 2097152 $per_sm 300 | tee -a "$OUT/timeline.txt"; done
+    for per_sm in 3 2 3; do /tmp/reduce_timeline 2097152 $per_sm 300 | tee -a "$OUT/timeline.txt"; done
   echo "stage timeline: $(( $(date +%s) - t0 )) s"
   stages="${stages/timeline/}"
   [ -z "${stages// /}" ] && exit 0

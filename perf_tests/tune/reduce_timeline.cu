@@ -1,15 +1,21 @@
 // Where the time of one isolated native reduce call goes, at small sizes: the library's latency shape (256 threads,
 // four packs in flight, grid of 3 blocks per SM, acquire-release ticket and last-block combine, as in
 // include/impl/SoftMargin_Cuda.hpp) written standalone, with each block's thread 0 stamping the global timer and its
-// SM's cycle counter at the phases of the kernel. The same kernel without the combine (each block writes its partial
-// and leaves) is stamped alike, to split a call into block dispatch, the blocks' reading and summing, and the combine.
+// SM's cycle counter at the phases of the kernel, to split a call into block dispatch, the blocks' reading and
+// summing, and the combine. Variants, stamped alike:
+//   ticket         the library's kernel
+//   warp gather    the same, but after the ticket only warp 0 of the last block goes on: each lane loads its share
+//                  of the partials with all loads in flight at once, no block-wide barrier or shared memory
+//   batched tail   warp gather, and each thread's last (fewer than four) packs loaded at once instead of one after
+//                  another (the blocks whose threads have one pack more than others then take no extra round trip)
+//   no combine     each block writes its partial and leaves (the floor of any combine)
 //
 //   nvcc -O3 -std=c++17 -arch=sm_90 reduce_timeline.cu -o reduce_timeline
 //   ./reduce_timeline [n=2097152] [blocks per SM=3] [calls=200]
 //
-// Each call is isolated (synchronize, one launch, synchronize); the figures are medians over the calls. Global-timer
-// figures are ns from the first block's start; cycle figures are per block, converted with the SM clock measured over
-// the call.
+// Each call is isolated (synchronize, event, one launch, event, synchronize); the figures are medians over the calls.
+// Global-timer figures are ns from the first block's start; cycle figures are per block, converted with the SM clock
+// measured over the call. `event` is the isolated call's time between the CUDA events around it.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -77,7 +83,10 @@ __device__ __forceinline__ double block_sum(double v, double* warp_sums) {
   return v;
 }
 
-template <bool Combine>
+enum Variant { kTicket = 0, kWarpGather = 1, kBatchedTail = 2, kNoCombine = 3 };
+constexpr int kMaxGather = 16;  ///< warp gather: partials a lane loads at once (grids up to 512 blocks)
+
+template <int V>
 __global__ void __launch_bounds__(kBlock, 6)
     reduce(const float4* __restrict__ x, const float4* __restrict__ y, double* result, double* partials,
            unsigned* ticket, int packs, double divisor, Stamp* stamps) {
@@ -104,28 +113,63 @@ __global__ void __launch_bounds__(kBlock, 6)
       sum += static_cast<double>((loss(a[u].x, b[u].x) + loss(a[u].y, b[u].y)) +
                                  (loss(a[u].z, b[u].z) + loss(a[u].w, b[u].w)));
   }
-  for (; p < packs; p += stride) {
-    const float4 a = x[p], b = y[p];
-    sum += static_cast<double>((loss(a.x, b.x) + loss(a.y, b.y)) + (loss(a.z, b.z) + loss(a.w, b.w)));
+  if constexpr (V == kBatchedTail) {  // fewer than kUnroll packs left: load them all, then add
+    float4 a[kUnroll - 1], b[kUnroll - 1];
+#pragma unroll
+    for (int u = 0; u < kUnroll - 1; ++u)
+      if (p + u * stride < packs) {
+        a[u] = x[p + u * stride];
+        b[u] = y[p + u * stride];
+      }
+#pragma unroll
+    for (int u = 0; u < kUnroll - 1; ++u)
+      if (p + u * stride < packs)
+        sum += static_cast<double>((loss(a[u].x, b[u].x) + loss(a[u].y, b[u].y)) +
+                                   (loss(a[u].z, b[u].z) + loss(a[u].w, b[u].w)));
+  } else {
+    for (; p < packs; p += stride) {
+      const float4 a = x[p], b = y[p];
+      sum += static_cast<double>((loss(a.x, b.x) + loss(a.y, b.y)) + (loss(a.z, b.z) + loss(a.w, b.w)));
+    }
   }
   sum = block_sum(sum, warp_sums);
   if (threadIdx.x == 0) {
     s.c_summed = clock64();
     s.g_summed = global_ns();
     partials[blockIdx.x] = sum;
-    if constexpr (Combine) {
+    if constexpr (V != kNoCombine) {
       cuda::atomic_ref<unsigned, cuda::thread_scope_device> t(*ticket);
       last = t.fetch_add(1u, cuda::memory_order_acq_rel) + 1 == gridDim.x;
       s.c_ticket = clock64();
       s.last = last;
     }
   }
-  if constexpr (Combine) {
+  if constexpr (V == kTicket) {
     __syncthreads();
     if (last) {
       double total = 0;
       for (unsigned b = threadIdx.x; b < gridDim.x; b += kBlock) total += __ldcg(partials + b);
       total = block_sum(total, warp_sums);
+      if (threadIdx.x == 0) {
+        *result = total / divisor;
+        *ticket = 0u;
+      }
+    }
+  } else if constexpr (V == kWarpGather || V == kBatchedTail) {
+    if (threadIdx.x >= 32) return;  // warp 0 holds the block's sum (lane 0) and the ticket
+    const bool is_last = __shfl_sync(0xffffffffu, threadIdx.x == 0 && last, 0);
+    if (is_last) {
+      __syncwarp();  // orders lane 0's acquire before every lane's loads
+      double v[kMaxGather];
+#pragma unroll
+      for (int k = 0; k < kMaxGather; ++k) {
+        const unsigned b = threadIdx.x + 32u * k;
+        v[k] = b < gridDim.x ? __ldcg(partials + b) : 0.0;
+      }
+      double total = 0;
+#pragma unroll
+      for (int k = 0; k < kMaxGather; ++k) total += v[k];
+      for (int o = 16; o > 0; o >>= 1) total += __shfl_down_sync(0xffffffffu, total, o);
       if (threadIdx.x == 0) {
         *result = total / divisor;
         *ticket = 0u;
@@ -186,81 +230,110 @@ int main(int argc, char** argv) {
   std::printf("# %s, %d SMs, n = %d, grid %d (%d per SM), %d isolated calls; medians\n", prop.name,
               prop.multiProcessorCount, n, grid, per_sm, calls);
 
+  if (grid > 32 * kMaxGather) {
+    std::fprintf(stderr, "the warp gather variants take at most %d blocks\n", 32 * kMaxGather);
+    return 1;
+  }
+  cudaEvent_t ev_a, ev_b;
+  CHECK(cudaEventCreate(&ev_a));
+  CHECK(cudaEventCreate(&ev_b));
+  // Packs of the first thread of block b (every thread of a block has this many or one fewer).
+  const int stride = grid * kBlock;
+  auto packs_of_block = [&](int b) { return (packs - b * kBlock + stride - 1) / stride; };
   std::vector<Stamp> h(grid);
-  for (int combine = 1; combine >= 0; --combine) {
+  const char* names[] = {"ticket (the library's kernel)", "warp gather", "batched tail + warp gather", "no combine"};
+  for (int variant = 0; variant < 4; ++variant) {
     auto launch = [&] {
-      if (combine)
-        reduce<true><<<grid, kBlock>>>(x4, y4, result, partials, ticket, packs, n, stamps);
-      else
-        reduce<false><<<grid, kBlock>>>(x4, y4, result, partials, ticket, packs, n, stamps);
+      switch (variant) {
+        case kTicket:
+          reduce<kTicket><<<grid, kBlock>>>(x4, y4, result, partials, ticket, packs, n, stamps);
+          break;
+        case kWarpGather:
+          reduce<kWarpGather><<<grid, kBlock>>>(x4, y4, result, partials, ticket, packs, n, stamps);
+          break;
+        case kBatchedTail:
+          reduce<kBatchedTail><<<grid, kBlock>>>(x4, y4, result, partials, ticket, packs, n, stamps);
+          break;
+        default:
+          reduce<kNoCombine><<<grid, kBlock>>>(x4, y4, result, partials, ticket, packs, n, stamps);
+      }
     };
+    CHECK(cudaMemset(result, 0xff, sizeof(double)));
     for (int i = 0; i < 200; ++i) launch();  // clocks up
     CHECK(cudaDeviceSynchronize());
-    if (combine) {
+    if (variant != kNoCombine) {
       double got = 0;
       CHECK(cudaMemcpy(&got, result, sizeof(double), cudaMemcpyDeviceToHost));
       if (!(std::fabs(got - ref) / ref < 1e-6)) {
-        std::printf("CHECK FAILED: %.9g vs fp64 %.9g\n", got, ref);
+        std::printf("CHECK FAILED: %s: %.9g vs fp64 %.9g\n", names[variant], got, ref);
         return 1;
       }
     }
-    std::vector<double> spread, first_summed, last_summed, end, ghz, sum_min, sum_med, sum_max, ticket_med, last_ticket,
-        last_combine, last_ticket_at, end_after_summed;
+    std::vector<double> event_us, spread, last_summed, end, ghz, sum_min, sum_med, sum_max, ticket_med, last_ticket,
+        last_combine, end_after_summed;
+    std::vector<std::vector<double>> by_packs(packs_of_block(0) + 1);
     for (int c = 0; c < calls; ++c) {
       CHECK(cudaDeviceSynchronize());
+      CHECK(cudaEventRecord(ev_a));
       launch();
-      CHECK(cudaDeviceSynchronize());
+      CHECK(cudaEventRecord(ev_b));
+      CHECK(cudaEventSynchronize(ev_b));
+      float ms = 0;
+      CHECK(cudaEventElapsedTime(&ms, ev_a, ev_b));
+      event_us.push_back(1e3 * ms);
       CHECK(cudaMemcpy(h.data(), stamps, sizeof(Stamp) * grid, cudaMemcpyDeviceToHost));
-      unsigned long long g0 = ~0ull, g_last_start = 0, g_first_summed = ~0ull, g_last_summed = 0, g_end = 0;
-      std::vector<double> block_cycles, ticket_cycles;
-      const Stamp* collector = nullptr;
+      unsigned long long g0 = ~0ull, g_last_start = 0, g_last_summed = 0, g_end = 0;
+      double best = 0;  // SM clock: cycles over ns of the longest-lived block
       for (const auto& s : h) {
         g0 = std::min(g0, s.g_start);
         g_last_start = std::max(g_last_start, s.g_start);
-        g_first_summed = std::min(g_first_summed, s.g_summed);
         g_last_summed = std::max(g_last_summed, s.g_summed);
         g_end = std::max(g_end, s.g_done);
-        block_cycles.push_back(static_cast<double>(s.c_summed - s.c_start));
-        if (combine) ticket_cycles.push_back(static_cast<double>(s.c_ticket - s.c_summed));
-        if (combine && s.last) collector = &s;
-      }
-      // SM clock: cycles over ns of the longest block.
-      double best = 0;
-      for (const auto& s : h)
         if (s.g_done > s.g_start + 1000)
           best = std::max(best, double(s.c_combined - s.c_start) / double(s.g_done - s.g_start));
+      }
       const double ns_per_cycle = best > 0 ? 1.0 / best : NAN;
+      std::vector<double> block_ns, ticket_ns;
+      const Stamp* collector = nullptr;
+      for (int b = 0; b < grid; ++b) {
+        const Stamp& s = h[b];
+        block_ns.push_back(double(s.c_summed - s.c_start) * ns_per_cycle);
+        by_packs[packs_of_block(b)].push_back(block_ns.back());
+        if (variant != kNoCombine) ticket_ns.push_back(double(s.c_ticket - s.c_summed) * ns_per_cycle);
+        if (variant != kNoCombine && s.last) collector = &s;
+      }
       ghz.push_back(best);
       spread.push_back(double(g_last_start - g0));
-      first_summed.push_back(double(g_first_summed - g0));
       last_summed.push_back(double(g_last_summed - g0));
       end.push_back(double(g_end - g0));
       end_after_summed.push_back(double(g_end - g_last_summed));
-      std::sort(block_cycles.begin(), block_cycles.end());
-      sum_min.push_back(block_cycles.front() * ns_per_cycle);
-      sum_med.push_back(block_cycles[block_cycles.size() / 2] * ns_per_cycle);
-      sum_max.push_back(block_cycles.back() * ns_per_cycle);
-      if (combine) {
-        ticket_med.push_back(median(ticket_cycles) * ns_per_cycle);
+      std::sort(block_ns.begin(), block_ns.end());
+      sum_min.push_back(block_ns.front());
+      sum_med.push_back(block_ns[block_ns.size() / 2]);
+      sum_max.push_back(block_ns.back());
+      if (variant != kNoCombine) {
+        ticket_med.push_back(median(ticket_ns));
         if (collector) {
           last_ticket.push_back(double(collector->c_ticket - collector->c_summed) * ns_per_cycle);
           last_combine.push_back(double(collector->c_combined - collector->c_ticket) * ns_per_cycle);
-          last_ticket_at.push_back(double(collector->g_summed - g0));
         }
       }
     }
-    std::printf("%s\n", combine ? "== with the combine (acquire-release ticket, last block adds the partials)"
-                                : "== without the combine (each block writes its partial and leaves)");
+    std::printf("== %s\n", names[variant]);
+    std::printf("  isolated call (events)            %8.2f us\n", median(event_us));
     std::printf("  SM clock                          %8.3f GHz\n", median(ghz));
     std::printf("  last block start                  %8.0f ns after the first\n", median(spread));
     std::printf("  a block's summing (min/med/max)   %8.0f / %.0f / %.0f ns\n", median(sum_min), median(sum_med),
                 median(sum_max));
-    std::printf("  first block summed at             %8.0f ns\n", median(first_summed));
+    for (std::size_t k = 0; k < by_packs.size(); ++k)
+      if (!by_packs[k].empty())
+        std::printf("    blocks with %zu packs a thread    %8.0f ns (median of %zu)\n", k, median(by_packs[k]),
+                    by_packs[k].size());
     std::printf("  last block summed at              %8.0f ns\n", median(last_summed));
-    if (combine) {
+    if (variant != kNoCombine) {
       std::printf("  ticket round trip (all blocks)    %8.0f ns\n", median(ticket_med));
-      std::printf("  collector: summed at              %8.0f ns, ticket %.0f ns, loads + sum + store %.0f ns\n",
-                  median(last_ticket_at), median(last_ticket), median(last_combine));
+      std::printf("  last block: ticket %.0f ns, then gather + sum + store %.0f ns\n", median(last_ticket),
+                  median(last_combine));
     }
     std::printf("  last stamp                        %8.0f ns (%.0f after the last block summed)\n", median(end),
                 median(end_after_summed));
