@@ -26,57 +26,15 @@
 #include <string>
 #include <vector>
 
-namespace cg = cooperative_groups;
+#include "tune_common.cuh"
 
-#define CHECK(call)                                                                               \
-  do {                                                                                            \
-    cudaError_t e_ = (call);                                                                      \
-    if (e_ != cudaSuccess) {                                                                      \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                               \
-    }                                                                                             \
-  } while (0)
+namespace cg = cooperative_groups;
 
 enum Tail { kTicket = 0, kCluster = 1, kNoCombine = 2, kAcqRel = 3 };
 
 __device__ __forceinline__ void prologue() {
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
   asm volatile("griddepcontrol.wait;" ::: "memory");
-}
-
-// The library's float loss: softplus(-y x) = max(z, 0) + log1p(exp(-|z|)), log1p by its degree-9 polynomial.
-__device__ __forceinline__ float loss(float x, float y) {
-  const float z = -y * x;
-  const float e = expf(-fabsf(z));
-  float p = -3.176056929e-03f;
-  p = fmaf(p, e, 1.954252686e-02f);
-  p = fmaf(p, e, -5.637361209e-02f);
-  p = fmaf(p, e, 1.054362372e-01f);
-  p = fmaf(p, e, -1.526966703e-01f);
-  p = fmaf(p, e, 1.966327424e-01f);
-  p = fmaf(p, e, -2.495161626e-01f);
-  p = fmaf(p, e, 3.332971050e-01f);
-  p = fmaf(p, e, -4.999989265e-01f);
-  p = fmaf(p, e, 9.999999947e-01f);
-  return fmaxf(z, 0.0f) + p * e;
-}
-
-__device__ __forceinline__ double pack_loss(const float4 a, const float4 b) {
-  const float s = (loss(a.x, b.x) + loss(a.y, b.y)) + (loss(a.z, b.z) + loss(a.w, b.w));
-  return static_cast<double>(s);
-}
-
-template <int Block>
-__device__ __forceinline__ double block_sum(double v, double* warp_sums) {
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  if (lane == 0) warp_sums[warp] = v;
-  __syncthreads();
-  if (warp == 0) {
-    v = lane < Block / 32 ? warp_sums[lane] : 0.0;
-    for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
-  }
-  return v;
 }
 
 template <int Block, int Unroll, int T>
@@ -195,11 +153,6 @@ Variant make(int per_sm, int cluster, const float4* x, const float4* y, double* 
   return {name, launch, T != kNoCombine, {}, {}, {}};
 }
 
-double median(std::vector<double> v) {
-  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-  return v[v.size() / 2];
-}
-
 int main(int argc, char** argv) {
   const int n = argc > 1 ? std::atoi(argv[1]) : 512 * 4096;
   const int rounds = argc > 2 ? std::atoi(argv[2]) : 10;
@@ -215,17 +168,8 @@ int main(int argc, char** argv) {
   CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   std::printf("# %s, %d SMs, n = %d, %d rounds\n", prop.name, sms, n, rounds);
 
-  std::vector<float> hx(n), hy(n);
-  std::mt19937 gen(12345);
-  std::normal_distribution<float> normal(0.0f, 2.0f);
-  double ref = 0;
-  for (int i = 0; i < n; ++i) {
-    hx[i] = normal(gen);
-    hy[i] = (gen() & 1) ? 1.0f : -1.0f;
-    const double z = -static_cast<double>(hy[i]) * hx[i];
-    ref += std::max(z, 0.0) + std::log1p(std::exp(-std::fabs(z)));
-  }
-  ref /= n;
+  std::vector<float> hx, hy;
+  const double ref = make_inputs(n, hx, hy);
   float *x, *y, *dot;
   double *result, *partials;
   unsigned* ticket;

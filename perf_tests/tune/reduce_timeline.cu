@@ -26,14 +26,7 @@
 #include <random>
 #include <vector>
 
-#define CHECK(call)                                                                               \
-  do {                                                                                            \
-    cudaError_t e_ = (call);                                                                      \
-    if (e_ != cudaSuccess) {                                                                      \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                               \
-    }                                                                                             \
-  } while (0)
+#include "tune_common.cuh"
 
 constexpr int kBlock = 256, kUnroll = 4;
 
@@ -53,34 +46,6 @@ __device__ __forceinline__ unsigned sm_id() {
   unsigned s;
   asm volatile("mov.u32 %0, %%smid;" : "=r"(s));
   return s;
-}
-
-__device__ __forceinline__ float loss(float x, float y) {
-  const float z = -y * x;
-  const float e = expf(-fabsf(z));
-  float p = -3.176056929e-03f;
-  p = fmaf(p, e, 1.954252686e-02f);
-  p = fmaf(p, e, -5.637361209e-02f);
-  p = fmaf(p, e, 1.054362372e-01f);
-  p = fmaf(p, e, -1.526966703e-01f);
-  p = fmaf(p, e, 1.966327424e-01f);
-  p = fmaf(p, e, -2.495161626e-01f);
-  p = fmaf(p, e, 3.332971050e-01f);
-  p = fmaf(p, e, -4.999989265e-01f);
-  p = fmaf(p, e, 9.999999947e-01f);
-  return fmaxf(z, 0.0f) + p * e;
-}
-
-__device__ __forceinline__ double block_sum(double v, double* warp_sums) {
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  if (lane == 0) warp_sums[warp] = v;
-  __syncthreads();
-  if (warp == 0) {
-    v = lane < kBlock / 32 ? warp_sums[lane] : 0.0;
-    for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
-  }
-  return v;
 }
 
 enum Variant { kTicket = 0, kWarpGather = 1, kBatchedTail = 2, kNoCombine = 3 };
@@ -132,7 +97,7 @@ __global__ void __launch_bounds__(kBlock, 6)
       sum += static_cast<double>((loss(a.x, b.x) + loss(a.y, b.y)) + (loss(a.z, b.z) + loss(a.w, b.w)));
     }
   }
-  sum = block_sum(sum, warp_sums);
+  sum = block_sum<kBlock>(sum, warp_sums);
   if (threadIdx.x == 0) {
     s.c_summed = clock64();
     s.g_summed = global_ns();
@@ -149,7 +114,7 @@ __global__ void __launch_bounds__(kBlock, 6)
     if (last) {
       double total = 0;
       for (unsigned b = threadIdx.x; b < gridDim.x; b += kBlock) total += __ldcg(partials + b);
-      total = block_sum(total, warp_sums);
+      total = block_sum<kBlock>(total, warp_sums);
       if (threadIdx.x == 0) {
         *result = total / divisor;
         *ticket = 0u;
@@ -183,12 +148,6 @@ __global__ void __launch_bounds__(kBlock, 6)
   }
 }
 
-double median(std::vector<double> v) {
-  if (v.empty()) return NAN;
-  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-  return v[v.size() / 2];
-}
-
 int main(int argc, char** argv) {
   const int n = argc > 1 ? std::atoi(argv[1]) : 512 * 4096;
   const int per_sm = argc > 2 ? std::atoi(argv[2]) : 3;
@@ -201,17 +160,8 @@ int main(int argc, char** argv) {
   cudaDeviceProp prop;
   CHECK(cudaGetDeviceProperties(&prop, 0));
   const int grid = prop.multiProcessorCount * per_sm;
-  std::vector<float> hx(n), hy(n);
-  std::mt19937 gen(12345);
-  std::normal_distribution<float> normal(0.0f, 2.0f);
-  double ref = 0;
-  for (int i = 0; i < n; ++i) {
-    hx[i] = normal(gen);
-    hy[i] = (gen() & 1) ? 1.0f : -1.0f;
-    const double z = -static_cast<double>(hy[i]) * hx[i];
-    ref += std::max(z, 0.0) + std::log1p(std::exp(-std::fabs(z)));
-  }
-  ref /= n;
+  std::vector<float> hx, hy;
+  const double ref = make_inputs(n, hx, hy);
   float *x, *y;
   double *result, *partials;
   unsigned* ticket;

@@ -1,0 +1,83 @@
+// Shared by the standalone tuning studies in this folder (no Kokkos): error checking, the library's float loss, the
+// block sum, the inputs with their fp64 mean, and the median.
+#ifndef SOFTMARGIN_TUNE_COMMON_CUH
+#define SOFTMARGIN_TUNE_COMMON_CUH
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <vector>
+
+#define CHECK(call)                                                                               \
+  do {                                                                                            \
+    cudaError_t e_ = (call);                                                                      \
+    if (e_ != cudaSuccess) {                                                                      \
+      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
+      std::exit(1);                                                                               \
+    }                                                                                             \
+  } while (0)
+
+// The library's float loss: softplus(-y x) = max(z, 0) + log1p(exp(-|z|)), log1p by its degree-9 polynomial.
+__device__ __forceinline__ float loss(float x, float y) {
+  const float z = -y * x;
+  const float e = expf(-fabsf(z));
+  float p = -3.176056929e-03f;
+  p = fmaf(p, e, 1.954252686e-02f);
+  p = fmaf(p, e, -5.637361209e-02f);
+  p = fmaf(p, e, 1.054362372e-01f);
+  p = fmaf(p, e, -1.526966703e-01f);
+  p = fmaf(p, e, 1.966327424e-01f);
+  p = fmaf(p, e, -2.495161626e-01f);
+  p = fmaf(p, e, 3.332971050e-01f);
+  p = fmaf(p, e, -4.999989265e-01f);
+  p = fmaf(p, e, 9.999999947e-01f);
+  return fmaxf(z, 0.0f) + p * e;
+}
+
+/// The losses of four elements, added in float and widened once (as the library's LaneSums).
+__device__ __forceinline__ double pack_loss(const float4 a, const float4 b) {
+  const float s = (loss(a.x, b.x) + loss(a.y, b.y)) + (loss(a.z, b.z) + loss(a.w, b.w));
+  return static_cast<double>(s);
+}
+
+/// Sum of v over a block of Block threads, valid in thread 0.
+template <int Block>
+__device__ __forceinline__ double block_sum(double v, double* warp_sums) {
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  if (lane == 0) warp_sums[warp] = v;
+  __syncthreads();
+  if (warp == 0) {
+    v = lane < Block / 32 ? warp_sums[lane] : 0.0;
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+  }
+  return v;
+}
+
+/// x ~ N(0, 2), y = +-1 (fixed seed), and the fp64 mean loss of them.
+inline double make_inputs(int n, std::vector<float>& hx, std::vector<float>& hy) {
+  hx.resize(n);
+  hy.resize(n);
+  std::mt19937 gen(12345);
+  std::normal_distribution<float> normal(0.0f, 2.0f);
+  double ref = 0;
+  for (int i = 0; i < n; ++i) {
+    hx[i] = normal(gen);
+    hy[i] = (gen() & 1) ? 1.0f : -1.0f;
+    const double z = -static_cast<double>(hy[i]) * hx[i];
+    ref += std::max(z, 0.0) + std::log1p(std::exp(-std::fabs(z)));
+  }
+  return ref / n;
+}
+
+inline double median(std::vector<double> v) {
+  if (v.empty()) return NAN;
+  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+  return v[v.size() / 2];
+}
+
+#endif
