@@ -23,8 +23,8 @@ stages="${STAGES:-tests perf sanitize}"
 export PATH="$PATH:/usr/local/cuda/bin"
 tests=build/cuda/unit_tests/softmargin_unit_tests_cuda
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv
-if [[ " $stages " == *" shapes "* ]]; then
-  t0=$(date +%s)
+# The stages that need no Kokkos run first, before the build.
+shapes() {
   nvcc -O3 -std=c++17 -arch=sm_90 perf_tests/tune/native_reduce_shapes.cu -lcublas -o /tmp/native_reduce_shapes &&
     for n in 2097152 1024 2097152; do /tmp/native_reduce_shapes $n 20 | tee -a "$OUT/shapes.txt"; done
   # Kernel durations alone (no launch overhead), and what limits them, for each variant and cublasSdot's kernels.
@@ -32,18 +32,19 @@ if [[ " $stages " == *" shapes "* ]]; then
 lts__t_sectors_op_read.sum,dram__bytes_read.sum,sm__warps_active.avg.pct_of_peak_sustained_active,\
 launch__registers_per_thread /tmp/native_reduce_shapes 2097152 0 2 > "$OUT/shapes_ncu.csv" 2>&1 ||
     tail -5 "$OUT/shapes_ncu.csv"
-  echo "stage shapes: $(( $(date +%s) - t0 )) s"
-  stages="${stages/shapes/}"
-  [ -z "${stages// /}" ] && exit 0
-fi
-if [[ " $stages " == *" timeline "* ]]; then
-  t0=$(date +%s)
+}
+timeline() {
   nvcc -O3 -std=c++17 -arch=sm_90 perf_tests/tune/reduce_timeline.cu -o /tmp/reduce_timeline &&
     for per_sm in 3 2 3; do /tmp/reduce_timeline 2097152 $per_sm 300 | tee -a "$OUT/timeline.txt"; done
-  echo "stage timeline: $(( $(date +%s) - t0 )) s"
-  stages="${stages/timeline/}"
-  [ -z "${stages// /}" ] && exit 0
-fi
+}
+for stage in shapes timeline; do
+  [[ " $stages " == *" $stage "* ]] || continue
+  t0=$(date +%s)
+  "$stage"
+  echo "stage $stage: $(( $(date +%s) - t0 )) s"
+  stages="${stages/$stage/}"
+done
+[ -z "${stages// /}" ] && exit 0
 t0=$(date +%s)
 if [ ! -x "$tests" ]; then
   cmake --preset cuda -DSOFTMARGIN_KOKKOS_SOURCE="$PWD/.deps/kokkos_5.0.2.orig.tar.gz" \
