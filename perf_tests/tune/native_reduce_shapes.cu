@@ -46,18 +46,8 @@ __global__ void __launch_bounds__(Block)
   __shared__ bool last;
   prologue();
   const int tid = blockIdx.x * Block + threadIdx.x, stride = gridDim.x * Block;
-  double sum = 0;
   int p = tid;
-  for (; p + (Unroll - 1) * stride < packs; p += Unroll * stride) {
-    float4 a[Unroll], b[Unroll];
-#pragma unroll
-    for (int u = 0; u < Unroll; ++u) {
-      a[u] = x[p + u * stride];
-      b[u] = y[p + u * stride];
-    }
-#pragma unroll
-    for (int u = 0; u < Unroll; ++u) sum += pack_loss(a[u], b[u]);
-  }
+  double sum = unrolled_sum<Unroll>(x, y, p, stride, packs);
   for (; p < packs; p += stride) sum += pack_loss(x[p], y[p]);
   sum = block_sum<Block>(sum, warp_sums);
   unsigned parts = gridDim.x, part = blockIdx.x;

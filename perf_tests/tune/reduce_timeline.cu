@@ -64,20 +64,8 @@ __global__ void __launch_bounds__(kBlock, 6)
     s.sm = sm_id();
   }
   const int tid = blockIdx.x * kBlock + threadIdx.x, stride = gridDim.x * kBlock;
-  double sum = 0;
   int p = tid;
-  for (; p + (kUnroll - 1) * stride < packs; p += kUnroll * stride) {
-    float4 a[kUnroll], b[kUnroll];
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      a[u] = x[p + u * stride];
-      b[u] = y[p + u * stride];
-    }
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u)
-      sum += static_cast<double>((loss(a[u].x, b[u].x) + loss(a[u].y, b[u].y)) +
-                                 (loss(a[u].z, b[u].z) + loss(a[u].w, b[u].w)));
-  }
+  double sum = unrolled_sum<kUnroll>(x, y, p, stride, packs);
   if constexpr (V == kBatchedTail) {  // fewer than kUnroll packs left: load them all, then add
     float4 a[kUnroll - 1], b[kUnroll - 1];
 #pragma unroll
@@ -88,14 +76,9 @@ __global__ void __launch_bounds__(kBlock, 6)
       }
 #pragma unroll
     for (int u = 0; u < kUnroll - 1; ++u)
-      if (p + u * stride < packs)
-        sum += static_cast<double>((loss(a[u].x, b[u].x) + loss(a[u].y, b[u].y)) +
-                                   (loss(a[u].z, b[u].z) + loss(a[u].w, b[u].w)));
+      if (p + u * stride < packs) sum += pack_loss(a[u], b[u]);
   } else {
-    for (; p < packs; p += stride) {
-      const float4 a = x[p], b = y[p];
-      sum += static_cast<double>((loss(a.x, b.x) + loss(a.y, b.y)) + (loss(a.z, b.z) + loss(a.w, b.w)));
-    }
+    for (; p < packs; p += stride) sum += pack_loss(x[p], y[p]);
   }
   sum = block_sum<kBlock>(sum, warp_sums);
   if (threadIdx.x == 0) {

@@ -44,6 +44,25 @@ __device__ __forceinline__ double pack_loss(const float4 a, const float4 b) {
   return static_cast<double>(s);
 }
 
+/// This thread's sum over its grid-stride share of the packs, Unroll packs of x and y loaded before their losses are
+/// added, while a whole round of Unroll is left; p is left at the first pack not added (fewer than Unroll remain).
+template <int Unroll>
+__device__ __forceinline__ double unrolled_sum(const float4* __restrict__ x, const float4* __restrict__ y, int& p,
+                                               const int stride, const int packs) {
+  double sum = 0;
+  for (; p + (Unroll - 1) * stride < packs; p += Unroll * stride) {
+    float4 a[Unroll], b[Unroll];
+#pragma unroll
+    for (int u = 0; u < Unroll; ++u) {
+      a[u] = x[p + u * stride];
+      b[u] = y[p + u * stride];
+    }
+#pragma unroll
+    for (int u = 0; u < Unroll; ++u) sum += pack_loss(a[u], b[u]);
+  }
+  return sum;
+}
+
 /// Sum of v over a block of Block threads, valid in thread 0.
 template <int Block>
 __device__ __forceinline__ double block_sum(double v, double* warp_sums) {
