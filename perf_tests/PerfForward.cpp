@@ -1,6 +1,10 @@
 // Benchmark: every SoftMargin algorithm and pass next to the peers on the same x and y.
 //
-//   softmargin_perf_forward [--sizes 2^10:2^28,512x4096,...] [--reps N] [--csv FILE]
+//   softmargin_perf_forward [--sizes 2^10:2^28,512x4096,...] [--reps N] [--csv FILE] [--only NAME,...]
+//                           [--modes hot,cold]
+//
+// --only times just the variants whose names contain one of the NAMEs (e.g. "native,cublasSdot"; a ratio needs its
+// peer's row); --modes picks the modes (both by default).
 //
 // Per row: the median time of one call, isolated (fence, call, fence; median of --reps, default 100) and pipelined
 // (a batch of back-to-back calls between two timestamps, divided by the batch's length: 100 calls up to 2^24
@@ -251,6 +255,14 @@ int main(int argc, char* argv[]) {
   std::string sizes = "512x4096,2^24,2^26,2^28";
   std::string csv;
   int reps = 100;
+  std::vector<std::string> only, mode_names = {"hot", "cold"};
+  const auto split = [](const std::string& list) {
+    std::vector<std::string> items;
+    std::stringstream ss(list);
+    for (std::string item; std::getline(ss, item, ',');)
+      if (!item.empty()) items.push_back(item);
+    return items;
+  };
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--sizes" && i + 1 < argc)
@@ -259,7 +271,21 @@ int main(int argc, char* argv[]) {
       reps = std::stoi(argv[++i]);
     else if (a == "--csv" && i + 1 < argc)
       csv = argv[++i];
+    else if (a == "--only" && i + 1 < argc)
+      only = split(argv[++i]);
+    else if (a == "--modes" && i + 1 < argc)
+      mode_names = split(argv[++i]);
+    else if (a.rfind("--kokkos", 0) != 0) {
+      std::fprintf(stderr, "unknown or incomplete argument: %s\n", a.c_str());
+      return 2;
+    }
   }
+  const auto wanted = [&](const std::string& variant) {
+    if (only.empty()) return true;
+    for (const auto& o : only)
+      if (variant.find(o) != std::string::npos) return true;
+    return false;
+  };
   const std::size_t llc = cache_bytes();
   std::printf("# SoftMargin %s, Kokkos %d.%d.%d, execution space %s, concurrency %d, last-level cache %zu MB\n",
               SOFTMARGIN_VERSION, KOKKOS_VERSION_MAJOR, KOKKOS_VERSION_MINOR, KOKKOS_VERSION_PATCH, Exec::name(),
@@ -348,10 +374,12 @@ int main(int argc, char* argv[]) {
     using softmargin::Algorithm;
     using softmargin::Reduction;
     for (const auto& [mode, ncopies] : modes) {
+      if (std::find(mode_names.begin(), mode_names.end(), mode) == mode_names.end()) continue;
       // Runs fn once on buffer set 0, checks what `check` returns (the relative error) and times it.
       auto add = [&, mode = mode, ncopies = ncopies](const std::string& variant, const std::function<void(int)>& fn,
                                                      const std::function<double()>& check, double tol,
                                                      int bytes_per_element = 8, const char* peer = "cublasSdot") {
+        if (!wanted(variant)) return;
         Kokkos::deep_copy(result, std::nanf(""));
         fn(0);
         space.fence();

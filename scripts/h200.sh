@@ -5,6 +5,9 @@
 #   perf      reference problem, benchmark (CSV), PyTorch's SoftMarginLoss on the same sizes
 #   tune      the benchmark's native rows with and without programmatic dependent launch, over blocks per SM
 #   repeat    the latency rows (native, cublasSdot) of five (REPEAT_RUNS) benchmark runs, for the spread between runs
+#   ab        the latency rows of this tree's build and of variants of it, in turn, AB_RUNS (8) rounds at AB_SIZES
+#             (512x4096), hot: a variant is a folder .deps/variants/NAME of files that replace this tree's (e.g. the
+#             reduce kernel of another branch), built against this build's Kokkos
 #   sanitize  compute-sanitizer memcheck, racecheck and synccheck over the whole CUDA unit-test suite (in parallel)
 #   ncu       Nsight Compute: duration, registers and occupancy of the library's reduce kernel and cublasSdot's
 #             kernels at 512x4096 (ncu's defaults: caches flushed, base clocks)
@@ -95,6 +98,33 @@ for stage in $stages; do
           > "/tmp/repeat_$r.txt" 2>&1
         echo "== run $r" | tee -a "$OUT/repeat.txt"
         grep -E " hot +(softmargin native|cublasSdot) " "/tmp/repeat_$r.txt" | tee -a "$OUT/repeat.txt"
+      done
+      ;;
+    ab)
+      # Variant builds, all at once: this tree with the variant's files over it, against the Kokkos built above.
+      bins=("this:build/cuda/perf_tests/softmargin_perf_forward")
+      for v in .deps/variants/*/; do
+        name=$(basename "$v")
+        src="/tmp/variant_$name"
+        rm -rf "$src" && mkdir -p "$src" && tar --exclude=./build --exclude=./.deps -cf - . | tar -C "$src" -xf - &&
+          cp -r "$v." "$src/" || exit 1
+        ( cmake -S "$src" -B "$src/build" -DCMAKE_BUILD_TYPE=Release -DKokkos_ROOT="$PWD/build/cuda/_deps/kokkos/install" \
+            -DSOFTMARGIN_ENABLE_TESTS=OFF -DSOFTMARGIN_ENABLE_EXAMPLES=OFF > "/tmp/variant_$name.log" 2>&1 &&
+          cmake --build "$src/build" -j "$(nproc)" --target softmargin_perf_forward >> "/tmp/variant_$name.log" 2>&1 ||
+          { echo "variant $name: build failed"; tail -30 "/tmp/variant_$name.log"; } ) &
+        bins+=("$name:$src/build/perf_tests/softmargin_perf_forward")
+      done
+      wait
+      echo "variant builds: $(( $(date +%s) - t0 )) s"
+      for r in $(seq "${AB_RUNS:-8}"); do
+        for b in "${bins[@]}"; do
+          [ -x "${b#*:}" ] || continue
+          "${b#*:}" --sizes "${AB_SIZES:-512x4096}" --reps 100 --modes hot --only "native,auto,cublasSdot" \
+            > /tmp/ab.txt 2>&1
+          grep -E "CHECK FAILED" /tmp/ab.txt
+          grep -E " hot +(softmargin (native|auto) |cublasSdot)" /tmp/ab.txt | sed "s/^/${b%%:*} run $r: /" |
+            tee -a "$OUT/ab.txt"
+        done
       done
       ;;
     ncu)
