@@ -3,14 +3,16 @@
 //   softmargin_perf_forward [--sizes 2^10:2^28,512x4096,...] [--reps N] [--csv FILE] [--only NAME,...]
 //                           [--modes hot,cold]
 //
-// --only times just the variants whose names contain one of the NAMEs (e.g. "native,cublasSdot"; a ratio needs its
-// peer's row); --modes picks the modes (both by default).
+// --only times just the variants whose names contain one of the NAMEs (e.g. "native,cublasSdot"; the pipelined ratio
+// needs the peer's row); --modes picks the modes (both by default).
 //
 // Per row: the median time of one call, isolated (fence, call, fence; median of --reps, default 100) and pipelined
 // (a batch of back-to-back calls between two timestamps, divided by the batch's length: 100 calls up to 2^24
 // elements, 10 above, where one call takes 40 us or more; median of max(5, reps/2) batches, 50 by default), the GB/s of
 // compulsory traffic (x and y read once: 8 bytes per fp32 element; 12 when a full-size output is written too), the
-// ratio to the peer moving the same bytes (cublasSdot, cublasSaxpy; CUDA builds), and the relative error of the
+// ratio to the peer moving the same bytes (cublasSdot, cublasSaxpy; CUDA builds: isolated, against the peer's isolated
+// calls interleaved one for one with the variant's, so that both see the same GPU clocks and host; pipelined, against
+// the peer's row; the CSV has the paired peer time too), and the relative error of the
 // result against an fp64 reduction, and host_us: the caller's time per call in the pipelined batches (the host cost of
 // a launch; on host backends the whole call). Every variant is checked before it is timed.
 // Modes: "hot" reuses one set of buffers; "cold" (sizes whose inputs fit in the last-level cache) rotates through
@@ -24,6 +26,7 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -52,10 +55,15 @@ struct Timing {
   double isolated_us;
   double pipelined_us;
   double host_us;  ///< the caller's time in one call (pipelined batches: until the last call returns, per call)
+  /// The peer's isolated time, from isolated calls interleaved one for one with this variant's (NaN if unpaired)
+  double peer_isolated_us = std::nan("");
 };
 
-/// Median time of fn(k), k the buffer set of the call (cycling through `copies`): isolated and pipelined.
-Timing time_call(const Exec& space, const std::function<void(int)>& fn, int reps, int copies, std::size_t n = 0) {
+/// Median time of fn(k), k the buffer set of the call (cycling through `copies`): isolated and pipelined. With a
+/// `peer`, its isolated calls alternate with fn's (on the same buffer set), so that both medians come from the same
+/// stretch of time, at the same clocks.
+Timing time_call(const Exec& space, const std::function<void(int)>& fn, int reps, int copies, std::size_t n = 0,
+                 const std::function<void(int)>* peer = nullptr) {
   const int batch = n > (std::size_t(1) << 24) ? 10 : 100;
   int next = 0;
   auto call = [&] {
@@ -67,6 +75,7 @@ Timing time_call(const Exec& space, const std::function<void(int)>& fn, int reps
   {
     Kokkos::Timer warm;
     for (int i = 0; i < 5 + std::min(copies, 1000) || warm.seconds() < 0.02; ++i) {
+      if (peer && i < 5) (*peer)(next);
       call();
       if (i % 16 == 15) space.fence();
     }
@@ -97,7 +106,14 @@ Timing time_call(const Exec& space, const std::function<void(int)>& fn, int reps
     return 1e6 * t.seconds();
   };
 #endif
-  for (int r = 0; r < reps; ++r) iso.push_back(elapsed_us(call));
+  std::vector<double> peer_iso;
+  for (int r = 0; r < reps; ++r) {
+    if (peer) {
+      const int k = next;
+      peer_iso.push_back(elapsed_us([&] { (*peer)(k); }));
+    }
+    iso.push_back(elapsed_us(call));
+  }
   const int pipe_reps = std::max(5, reps / 2);
   std::vector<double> host;
   for (int r = 0; r < pipe_reps; ++r)
@@ -115,7 +131,7 @@ Timing time_call(const Exec& space, const std::function<void(int)>& fn, int reps
     std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
     return v[v.size() / 2];
   };
-  return {median(iso), median(pipe), median(host)};
+  return {median(iso), median(pipe), median(host), peer ? median(peer_iso) : std::nan("")};
 }
 
 struct Shape {
@@ -373,6 +389,18 @@ int main(int argc, char* argv[]) {
     };
     using softmargin::Algorithm;
     using softmargin::Reduction;
+    // The peers, by name: timed in their own rows, and called between a variant's isolated calls (paired timing).
+    std::map<std::string, std::function<void(int)>> peers;
+#if defined(KOKKOS_ENABLE_CUDA)
+    const int n32 = static_cast<int>(n);
+    Kokkos::View<float, Mem> dot("dot"), one("one");  // cublasSdot's result; cublasSaxpy's alpha
+    Kokkos::deep_copy(one, 1.0f);
+    // cublasSdot reads the forward's bytes; cublasSaxpy the gradient passes' (reads x and y, writes y: here a scratch).
+    peers["cublasSdot"] = [&, n32](int k) { cublasSdot(blas, n32, x[k].data(), 1, y[k].data(), 1, dot.data()); };
+    peers["cublasSaxpy"] = [&, n32](int k) {
+      cublasSaxpy(blas, n32, one.data(), x[k].data(), 1, grad[k].data(), 1);
+    };
+#endif
     for (const auto& [mode, ncopies] : modes) {
       if (std::find(mode_names.begin(), mode_names.end(), mode) == mode_names.end()) continue;
       // Runs fn once on buffer set 0, checks what `check` returns (the relative error) and times it.
@@ -390,8 +418,10 @@ int main(int argc, char* argv[]) {
           ++failed;
           return;
         }
-        rows.push_back(
-            {shape.name, mode, variant, n, time_call(space, fn, reps, ncopies, n), err, bytes_per_element, peer});
+        const auto paired = peers.find(peer);
+        const auto* peer_fn = paired != peers.end() && variant.rfind(peer, 0) != 0 ? &paired->second : nullptr;
+        rows.push_back({shape.name, mode, variant, n, time_call(space, fn, reps, ncopies, n, peer_fn), err,
+                        bytes_per_element, peer});
       };
       const auto mean_err = [&] { return std::abs(read() - ref) / ref; };
       const auto sum_err = [&] { return std::abs(read() - ref * n) / (ref * n); };
@@ -456,20 +486,8 @@ int main(int argc, char* argv[]) {
 #endif
 #if defined(KOKKOS_ENABLE_CUDA)
       {
-        // cublasSaxpy moves the gradient passes' bytes: reads x and y, writes y (here a scratch copy).
-        const int n32 = static_cast<int>(n);
-        const float alpha = 1.0f;
-        cublasSetPointerMode(blas, CUBLAS_POINTER_MODE_HOST);
-        add(
-            "cublasSaxpy (12 B/elem)",
-            [&](int k) { cublasSaxpy(blas, n32, &alpha, x[k].data(), 1, grad[k].data(), 1); }, nullptr, 0, 12,
-            "cublasSaxpy");
-        cublasSetPointerMode(blas, CUBLAS_POINTER_MODE_DEVICE);
-        // cublasSdot reads the same bytes (not the same function: no error column).
-        Kokkos::View<float, Mem> dot("dot");
-        add(
-            "cublasSdot (same bytes)",
-            [&](int k) { cublasSdot(blas, n32, x[k].data(), 1, y[k].data(), 1, dot.data()); }, nullptr, 0);
+        add("cublasSaxpy (12 B/elem)", peers["cublasSaxpy"], nullptr, 0, 12, "cublasSaxpy");
+        add("cublasSdot (same bytes)", peers["cublasSdot"], nullptr, 0);  // not the same function: no error column
         // CUB TransformReduce with the same loss, into a float sum, over a counting iterator.
         std::size_t temp_bytes = 0;
         thrust::counting_iterator<std::int64_t> idx(0);
@@ -497,7 +515,7 @@ int main(int argc, char* argv[]) {
   if (!csv.empty()) {
     csv_out.open(csv);
     csv_out << "size,n,mode,variant,isolated_us,pipelined_us,gbps_pipelined,ratio_isolated,ratio_pipelined,peer,"
-               "rel_err,host_us\n";
+               "rel_err,host_us,peer_isolated_us_paired\n";
   }
   for (const Row& r : rows) {
     // Ratio of time to the peer that moves the same bytes, in the same run and mode (NaN without CUDA).
@@ -505,15 +523,17 @@ int main(int argc, char* argv[]) {
     for (const Row& s : rows)
       if (s.size == r.size && s.mode == r.mode && s.variant.rfind(r.peer, 0) == 0) peer = s.t;
     const double gbps = r.bytes_per_element * static_cast<double>(r.n) / (r.t.pipelined_us * 1e3);
+    // Isolated: against the peer's calls interleaved with this variant's where there are some (same clocks).
+    const double peer_iso = std::isnan(r.t.peer_isolated_us) ? peer.isolated_us : r.t.peer_isolated_us;
     std::printf("%-10s %-4s %-37s %12.2f %12.2f %10.0f %8.3f %8.3f %-12s %10.2e %8.2f\n", r.size.c_str(),
                 r.mode.c_str(), r.variant.c_str(), r.t.isolated_us, r.t.pipelined_us, gbps,
-                r.t.isolated_us / peer.isolated_us, r.t.pipelined_us / peer.pipelined_us, r.peer.c_str(), r.rel_err,
+                r.t.isolated_us / peer_iso, r.t.pipelined_us / peer.pipelined_us, r.peer.c_str(), r.rel_err,
                 r.t.host_us);
     if (csv_out) {
       csv_out << r.size << ',' << r.n << ',' << r.mode << ',' << r.variant << ',' << r.t.isolated_us << ','
-              << r.t.pipelined_us << ',' << gbps << ',' << r.t.isolated_us / peer.isolated_us << ','
+              << r.t.pipelined_us << ',' << gbps << ',' << r.t.isolated_us / peer_iso << ','
               << r.t.pipelined_us / peer.pipelined_us << ',' << r.peer << ',' << r.rel_err << ',' << r.t.host_us
-              << '\n';
+              << ',' << r.t.peer_isolated_us << '\n';
     }
   }
 #if defined(KOKKOS_ENABLE_CUDA)

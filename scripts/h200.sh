@@ -95,7 +95,7 @@ for stage in $stages; do
       # The same latency rows several times, to show the spread between runs of the same build.
       for r in $(seq "${REPEAT_RUNS:-5}"); do
         build/cuda/perf_tests/softmargin_perf_forward --sizes "${REPEAT_SIZES:-512x4096,2^21}" --reps 100 \
-          > "/tmp/repeat_$r.txt" 2>&1
+          --modes hot --only "native,cublasSdot" > "/tmp/repeat_$r.txt" 2>&1
         echo "== run $r" | tee -a "$OUT/repeat.txt"
         grep -E " hot +(softmargin native|cublasSdot) " "/tmp/repeat_$r.txt" | tee -a "$OUT/repeat.txt"
       done
