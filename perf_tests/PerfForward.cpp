@@ -3,16 +3,16 @@
 //   softmargin_perf_forward [--sizes 2^10:2^28,512x4096,...] [--reps N] [--csv FILE] [--only NAME,...]
 //                           [--modes hot,cold]
 //
-// --only times just the variants whose names contain one of the NAMEs (e.g. "native,cublasSdot"; the pipelined ratio
-// needs the peer's row); --modes picks the modes (both by default).
+// --only times just the variants whose names contain one of the NAMEs (e.g. "native,cublasSdot"); --modes picks the
+// modes (both by default).
 //
 // Per row: the median time of one call, isolated (fence, call, fence; median of --reps, default 100) and pipelined
 // (a batch of back-to-back calls between two timestamps, divided by the batch's length: 100 calls up to 2^24
 // elements, 10 above, where one call takes 40 us or more; median of max(5, reps/2) batches, 50 by default), the GB/s of
 // compulsory traffic (x and y read once: 8 bytes per fp32 element; 12 when a full-size output is written too), the
-// ratio to the peer moving the same bytes (cublasSdot, cublasSaxpy; CUDA builds: isolated, against the peer's isolated
-// calls interleaved one for one with the variant's, so that both see the same GPU clocks and host; pipelined, against
-// the peer's row; the CSV has the paired peer time too), and the relative error of the
+// ratio to the peer moving the same bytes (cublasSdot, cublasSaxpy; CUDA builds: against the peer's isolated calls and
+// pipelined batches interleaved one for one with the variant's, so that both see the same GPU clocks and host; the
+// CSV has those peer times too), and the relative error of the
 // result against an fp64 reduction, and host_us: the caller's time per call in the pipelined batches (the host cost of
 // a launch; on host backends the whole call). Every variant is checked before it is timed.
 // Modes: "hot" reuses one set of buffers; "cold" (sizes whose inputs fit in the last-level cache) rotates through
@@ -55,27 +55,34 @@ struct Timing {
   double isolated_us;
   double pipelined_us;
   double host_us;  ///< the caller's time in one call (pipelined batches: until the last call returns, per call)
-  /// The peer's isolated time, from isolated calls interleaved one for one with this variant's (NaN if unpaired)
+  /// The peer's isolated and pipelined times, from its calls and batches interleaved one for one with this
+  /// variant's (NaN if unpaired)
   double peer_isolated_us = std::nan("");
+  double peer_pipelined_us = std::nan("");
 };
 
 /// Median time of fn(k), k the buffer set of the call (cycling through `copies`): isolated and pipelined. With a
-/// `peer`, its isolated calls alternate with fn's (on the same buffer set), so that both medians come from the same
-/// stretch of time, at the same clocks.
+/// `peer`, its isolated calls and pipelined batches alternate with fn's, so that both medians come from the same
+/// stretch of time, at the same clocks; the peer cycles through the copies half a cycle away from fn, so that
+/// neither reads what the other just brought into the cache (cold mode).
 Timing time_call(const Exec& space, const std::function<void(int)>& fn, int reps, int copies, std::size_t n = 0,
                  const std::function<void(int)>* peer = nullptr) {
   const int batch = n > (std::size_t(1) << 24) ? 10 : 100;
-  int next = 0;
+  int next = 0, peer_next = copies / 2;
   auto call = [&] {
     fn(next);
     next = next + 1 == copies ? 0 : next + 1;
+  };
+  auto peer_call = [&] {
+    (*peer)(peer_next);
+    peer_next = peer_next + 1 == copies ? 0 : peer_next + 1;
   };
   // Warm-up: through the copies once, and for at least 20 ms, so that the GPU's clocks are up again after the
   // host-side setup between variants (an idle H200 drops to a few hundred MHz).
   {
     Kokkos::Timer warm;
     for (int i = 0; i < 5 + std::min(copies, 1000) || warm.seconds() < 0.02; ++i) {
-      if (peer && i < 5) (*peer)(next);
+      if (peer && i < 5) peer_call();
       call();
       if (i % 16 == 15) space.fence();
     }
@@ -106,23 +113,26 @@ Timing time_call(const Exec& space, const std::function<void(int)>& fn, int reps
     return 1e6 * t.seconds();
   };
 #endif
-  std::vector<double> peer_iso;
+  std::vector<double> peer_iso, peer_pipe;
   for (int r = 0; r < reps; ++r) {
-    if (peer) {
-      const int k = next;
-      peer_iso.push_back(elapsed_us([&] { (*peer)(k); }));
-    }
+    if (peer) peer_iso.push_back(elapsed_us(peer_call));
     iso.push_back(elapsed_us(call));
   }
   const int pipe_reps = std::max(5, reps / 2);
   std::vector<double> host;
-  for (int r = 0; r < pipe_reps; ++r)
+  for (int r = 0; r < pipe_reps; ++r) {
+    if (peer)
+      peer_pipe.push_back(elapsed_us([&] {
+                            for (int i = 0; i < batch; ++i) peer_call();
+                          }) /
+                          batch);
     pipe.push_back(elapsed_us([&] {
                      Kokkos::Timer t;
                      for (int i = 0; i < batch; ++i) call();
                      host.push_back(1e6 * t.seconds() / batch);
                    }) /
                    batch);
+  }
 #if defined(KOKKOS_ENABLE_CUDA)
   cudaEventDestroy(a);
   cudaEventDestroy(b);
@@ -131,7 +141,9 @@ Timing time_call(const Exec& space, const std::function<void(int)>& fn, int reps
     std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
     return v[v.size() / 2];
   };
-  return {median(iso), median(pipe), median(host), peer ? median(peer_iso) : std::nan("")};
+  const double unpaired = std::nan("");
+  return {median(iso), median(pipe), median(host), peer ? median(peer_iso) : unpaired,
+          peer ? median(peer_pipe) : unpaired};
 }
 
 struct Shape {
@@ -389,7 +401,7 @@ int main(int argc, char* argv[]) {
     };
     using softmargin::Algorithm;
     using softmargin::Reduction;
-    // The peers, by name: timed in their own rows, and called between a variant's isolated calls (paired timing).
+    // The peers, by name: timed in their own rows, and between a variant's isolated calls and batches (paired timing).
     std::map<std::string, std::function<void(int)>> peers;
 #if defined(KOKKOS_ENABLE_CUDA)
     const int n32 = static_cast<int>(n);
@@ -515,7 +527,7 @@ int main(int argc, char* argv[]) {
   if (!csv.empty()) {
     csv_out.open(csv);
     csv_out << "size,n,mode,variant,isolated_us,pipelined_us,gbps_pipelined,ratio_isolated,ratio_pipelined,peer,"
-               "rel_err,host_us,peer_isolated_us_paired\n";
+               "rel_err,host_us,peer_isolated_us_paired,peer_pipelined_us_paired\n";
   }
   for (const Row& r : rows) {
     // Ratio of time to the peer that moves the same bytes, in the same run and mode (NaN without CUDA).
@@ -523,17 +535,18 @@ int main(int argc, char* argv[]) {
     for (const Row& s : rows)
       if (s.size == r.size && s.mode == r.mode && s.variant.rfind(r.peer, 0) == 0) peer = s.t;
     const double gbps = r.bytes_per_element * static_cast<double>(r.n) / (r.t.pipelined_us * 1e3);
-    // Isolated: against the peer's calls interleaved with this variant's where there are some (same clocks).
+    // Against the peer's calls and batches interleaved with this variant's where there are some (same clocks).
     const double peer_iso = std::isnan(r.t.peer_isolated_us) ? peer.isolated_us : r.t.peer_isolated_us;
+    const double peer_pipe = std::isnan(r.t.peer_pipelined_us) ? peer.pipelined_us : r.t.peer_pipelined_us;
     std::printf("%-10s %-4s %-37s %12.2f %12.2f %10.0f %8.3f %8.3f %-12s %10.2e %8.2f\n", r.size.c_str(),
                 r.mode.c_str(), r.variant.c_str(), r.t.isolated_us, r.t.pipelined_us, gbps,
-                r.t.isolated_us / peer_iso, r.t.pipelined_us / peer.pipelined_us, r.peer.c_str(), r.rel_err,
+                r.t.isolated_us / peer_iso, r.t.pipelined_us / peer_pipe, r.peer.c_str(), r.rel_err,
                 r.t.host_us);
     if (csv_out) {
       csv_out << r.size << ',' << r.n << ',' << r.mode << ',' << r.variant << ',' << r.t.isolated_us << ','
               << r.t.pipelined_us << ',' << gbps << ',' << r.t.isolated_us / peer_iso << ','
-              << r.t.pipelined_us / peer.pipelined_us << ',' << r.peer << ',' << r.rel_err << ',' << r.t.host_us
-              << ',' << r.t.peer_isolated_us << '\n';
+              << r.t.pipelined_us / peer_pipe << ',' << r.peer << ',' << r.rel_err << ',' << r.t.host_us << ','
+              << r.t.peer_isolated_us << ',' << r.t.peer_pipelined_us << '\n';
     }
   }
 #if defined(KOKKOS_ENABLE_CUDA)
