@@ -1,10 +1,12 @@
 // Benchmark: every SoftMargin algorithm and pass next to the peers on the same x and y.
 //
 //   softmargin_perf_forward [--sizes 2^10:2^28,512x4096,...] [--reps N] [--csv FILE] [--only NAME,...]
-//                           [--modes hot,cold]
+//                           [--modes hot,cold] [--separate] [--stream own]
 //
 // --only times just the variants whose names contain one of the NAMEs (e.g. "native,cublasSdot"); --modes picks the
-// modes (both by default).
+// modes (both by default); --separate allocates every copy of every buffer on its own (default: one allocation per
+// buffer holding all its copies); --stream own runs everything (library, peers) on a non-blocking CUDA stream of the
+// benchmark's, wrapped in a Kokkos::Cuda instance (default: Kokkos' default instance).
 //
 // Per row: the median time of one call, isolated (fence, call, fence; median of --reps, default 100) and pipelined
 // (a batch of back-to-back calls between two timestamps, divided by the batch's length: 100 calls up to 2^24
@@ -284,6 +286,7 @@ int main(int argc, char* argv[]) {
   std::string csv;
   int reps = 100;
   std::vector<std::string> only, mode_names = {"hot", "cold"};
+  bool separate = false, own_stream = false;
   const auto split = [](const std::string& list) {
     std::vector<std::string> items;
     std::stringstream ss(list);
@@ -303,6 +306,10 @@ int main(int argc, char* argv[]) {
       only = split(argv[++i]);
     else if (a == "--modes" && i + 1 < argc)
       mode_names = split(argv[++i]);
+    else if (a == "--separate")
+      separate = true;
+    else if (a == "--stream" && i + 1 < argc && std::string(argv[i + 1]) == "own" && ++i)
+      own_stream = true;
     else if (a.rfind("--kokkos", 0) != 0) {
       std::fprintf(stderr, "unknown or incomplete argument: %s\n", a.c_str());
       return 2;
@@ -325,13 +332,22 @@ int main(int argc, char* argv[]) {
     const cudaDeviceProp& p = Exec().cuda_device_prop();
     std::printf("# device %s, %d SMs, L2 %d MB\n", p.name, p.multiProcessorCount, p.l2CacheSize >> 20);
   }
+  cudaStream_t stream = nullptr;  // --stream own: left to the end of the process (Kokkos' instance refers to it)
+  if (own_stream) cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+  const Exec space = own_stream ? Exec(stream) : Exec();
+  std::printf("# stream: %s\n", own_stream ? "own (non-blocking)" : "Kokkos' default instance");
   cublasHandle_t blas;
   cublasCreate(&blas);
-  cublasSetStream(blas, Exec().cuda_stream());
+  cublasSetStream(blas, space.cuda_stream());
   cublasSetPointerMode(blas, CUBLAS_POINTER_MODE_DEVICE);
-#endif
-
+#else
+  if (own_stream) {
+    std::fprintf(stderr, "--stream own: CUDA builds only\n");
+    return 2;
+  }
   const Exec space;
+#endif
+  std::printf("# buffers: %s\n", separate ? "every copy allocated on its own" : "one allocation per buffer");
   const double nan = std::nan("");
   std::vector<Row> rows;
   int failed = 0;  // variants whose check failed (reported, not timed; the exit status is 1)
@@ -373,20 +389,27 @@ int main(int argc, char* argv[]) {
     std::vector<std::pair<std::string, int>> modes{{"hot", 1}};
     if (llc > 0 && bytes <= llc) modes.push_back({"cold", static_cast<int>((4 * llc + bytes - 1) / bytes)});
     const int copies = modes.back().second;
+    // x, y, grad, out: one allocation each holding every copy, or (--separate) one allocation per copy.
+    const int allocations = separate ? copies : 1;
+    const std::size_t per_allocation = separate ? n : copies * n;
     const auto alloc = [&](const char* name) {
-      return Flat(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(name)), copies * n);
+      return Flat(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(name)), per_allocation);
     };
-    const Flat X = alloc("x"), Y = alloc("y"), G = alloc("grad"), O = alloc("out");
-    fill(X, Y, n);
-    fill(G, O, n);  // outputs too are written once before timing (non-zero: no shared zero pages on hosts)
+    std::vector<Flat> buffers;  // owns the allocations
     std::vector<Matrix> x, y, grad, out;
-    for (int k = 0; k < copies; ++k) {
-      const std::size_t at = static_cast<std::size_t>(k) * n;
-      x.emplace_back(X.data() + at, shape.rows, shape.cols);
-      y.emplace_back(Y.data() + at, shape.rows, shape.cols);
-      grad.emplace_back(G.data() + at, shape.rows, shape.cols);
-      out.emplace_back(O.data() + at, shape.rows, shape.cols);
+    for (int a = 0; a < allocations; ++a) {
+      const Flat X = alloc("x"), Y = alloc("y"), G = alloc("grad"), O = alloc("out");
+      fill(X, Y, n);
+      fill(G, O, n);  // outputs too are written once before timing (non-zero: no shared zero pages on hosts)
+      buffers.insert(buffers.end(), {X, Y, G, O});
+      for (std::size_t at = 0; at < per_allocation; at += n) {
+        x.emplace_back(X.data() + at, shape.rows, shape.cols);
+        y.emplace_back(Y.data() + at, shape.rows, shape.cols);
+        grad.emplace_back(G.data() + at, shape.rows, shape.cols);
+        out.emplace_back(O.data() + at, shape.rows, shape.cols);
+      }
     }
+    Kokkos::fence();  // filled on the default instance; timed on `space`
     Flat temp(Kokkos::view_alloc(Kokkos::WithoutInitializing, "unfused_temp"), n);
     Kokkos::View<double, Mem> unfused_mean("unfused_mean");
     double ref = 0, grad_ref = 0;

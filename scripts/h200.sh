@@ -8,6 +8,9 @@
 #   ab        the latency rows of this tree's build and of variants of it, in turn, AB_RUNS (8) rounds at AB_SIZES
 #             (512x4096), hot: a variant is a folder .deps/variants/NAME of files that replace this tree's (e.g. the
 #             reduce kernel of another branch), built against this build's Kokkos
+#   gap       the library's latency rows with each buffer and stream setting of the benchmark (default, --separate,
+#             --stream own, both) and the standalone study's kernel of the same grid, in turn, GAP_RUNS (4) rounds at
+#             512x4096, hot: where a library call differs from the study's
 #   sanitize  compute-sanitizer memcheck, racecheck and synccheck over the whole CUDA unit-test suite (in parallel)
 #   ncu       Nsight Compute: duration, registers and occupancy of the library's reduce kernel and cublasSdot's
 #             kernels at 512x4096 (ncu's defaults: caches flushed, base clocks)
@@ -125,6 +128,21 @@ for stage in $stages; do
           grep -E " hot +(softmargin (native|auto) |cublasSdot)" /tmp/ab.txt | sed "s/^/${b%%:*} run $r: /" |
             tee -a "$OUT/ab.txt"
         done
+      done
+      ;;
+    gap)
+      nvcc -O3 -std=c++17 -arch=sm_90 perf_tests/tune/native_reduce_shapes.cu -lcublas -o /tmp/native_reduce_shapes ||
+        exit 1
+      for r in $(seq "${GAP_RUNS:-4}"); do
+        for opts in "" "--separate" "--stream own" "--separate --stream own"; do
+          # shellcheck disable=SC2086
+          build/cuda/perf_tests/softmargin_perf_forward --sizes 512x4096 --reps 100 --modes hot \
+            --only "native,cublasSdot" $opts > /tmp/gap.txt 2>&1
+          grep -E " hot +(softmargin native |cublasSdot|empty CUDA)" /tmp/gap.txt |
+            sed "s/^/run $r, library ${opts:-default}: /" | tee -a "$OUT/gap.txt"
+        done
+        /tmp/native_reduce_shapes 2097152 4 100 | grep -E "^(cublasSdot|empty|block  256  unroll 4  3/SM)" |
+          sed "s/^/run $r, study: /" | tee -a "$OUT/gap.txt"
       done
       ;;
     ncu)
