@@ -11,11 +11,14 @@
 #   gap       the library's latency rows with each buffer and stream setting of the benchmark (default, --separate,
 #             --stream own, both) and the standalone study's kernel of the same grid, in turn, GAP_RUNS (4) rounds at
 #             512x4096, hot: where a library call differs from the study's
+#   sass      the SASS of the library's fp32 kernels (cuobjdump), compressed
 #   sanitize  compute-sanitizer memcheck, racecheck and synccheck over the whole CUDA unit-test suite (in parallel)
 #   ncu       Nsight Compute: duration, registers and occupancy of the library's reduce kernel and cublasSdot's
 #             kernels at 512x4096 (ncu's defaults: caches flushed, base clocks)
 #   shapes    perf_tests/tune/native_reduce_shapes.cu (needs no Kokkos, runs first): the native reduce kernel's block
 #             size, packs in flight, blocks per SM and partial-combining schemes against cublasSdot, at 512x4096 and 2^10
+#   gapstudy  perf_tests/tune/latency_gap.cu (needs no Kokkos, runs first): the study's latency kernel against the
+#             library's, one difference at a time, GAP_RUNS (3) processes at 512x4096, and the kernels' SASS
 #   timeline  perf_tests/tune/reduce_timeline.cu (needs no Kokkos, runs first): where an isolated call of the latency
 #             shape's reduce goes (block dispatch, summing, the combine), from timer stamps of every block
 # Logs and CSVs go to $OUT.
@@ -43,7 +46,12 @@ timeline() {
   nvcc -O3 -std=c++17 -arch=sm_90 perf_tests/tune/reduce_timeline.cu -o /tmp/reduce_timeline &&
     for per_sm in 3 2 3; do /tmp/reduce_timeline 2097152 $per_sm 300 | tee -a "$OUT/timeline.txt"; done
 }
-for stage in shapes timeline; do
+gapstudy() {
+  nvcc -O3 -std=c++17 -arch=sm_90 perf_tests/tune/latency_gap.cu -lcublas -o /tmp/latency_gap || return 1
+  for r in $(seq "${GAP_RUNS:-3}"); do /tmp/latency_gap 2097152 6 | tee -a "$OUT/latency_gap.txt"; done
+  cuobjdump -sass /tmp/latency_gap > "$OUT/latency_gap.sass" 2>&1
+}
+for stage in shapes timeline gapstudy; do
   [[ " $stages " == *" $stage "* ]] || continue
   t0=$(date +%s)
   "$stage"
@@ -144,6 +152,9 @@ for stage in $stages; do
         /tmp/native_reduce_shapes 2097152 4 100 | grep -E "^(cublasSdot|empty|block  256  unroll 4  3/SM)" |
           sed "s/^/run $r, study: /" | tee -a "$OUT/gap.txt"
       done
+      ;;
+    sass)
+      cuobjdump -sass build/cuda/src/CMakeFiles/softmargin.dir/SoftMargin_ETI_Cuda_float.cpp.o | gzip > "$OUT/sass_float.gz"
       ;;
     ncu)
       metrics=gpu__time_duration.sum,launch__registers_per_thread,sm__warps_active.avg.pct_of_peak_sustained_active,\
