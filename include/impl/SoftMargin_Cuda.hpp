@@ -94,13 +94,25 @@ __device__ __forceinline__ typename Op::accum_type thread_sum(const Op& op, cons
       const Index packs = n / W;
       LaneSums<A, typename Op::pack_type> lanes;
       Index p = tid;
-      for (; p + 3 * stride < packs; p += 4 * stride) {
-        const auto a = op.pack(p, scale), b = op.pack(p + stride, scale);
-        const auto c = op.pack(p + 2 * stride, scale), d = op.pack(p + 3 * stride, scale);
-        lanes.add(a);
-        lanes.add(b);
-        lanes.add(c);
-        lanes.add(d);
+      if constexpr (requires { op.load(p); }) {  // the four packs' loads first, then their arithmetic
+        for (; p + 3 * stride < packs; p += 4 * stride) {
+          typename Op::inputs_type in[4];
+#pragma unroll
+          for (int u = 0; u < 4; ++u) in[u] = op.load(p + u * stride);
+          typename Op::pack_type l[4];
+#pragma unroll
+          for (int u = 0; u < 4; ++u) l[u] = op.losses(in[u], scale);
+          lanes.add(l);
+        }
+      } else {
+        for (; p + 3 * stride < packs; p += 4 * stride) {
+          const auto a = op.pack(p, scale), b = op.pack(p + stride, scale);
+          const auto c = op.pack(p + 2 * stride, scale), d = op.pack(p + 3 * stride, scale);
+          lanes.add(a);
+          lanes.add(b);
+          lanes.add(c);
+          lanes.add(d);
+        }
       }
       for (; p < packs; p += stride) lanes.add(op.pack(p, scale));
       sum = lanes.total();

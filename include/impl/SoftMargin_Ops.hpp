@@ -65,6 +65,30 @@ struct LaneSums {
       for (int k = 0; k < P::width; ++k) v[k] += static_cast<A>(p.v[k]);
     }
   }
+  /// add() of K packs, for the narrow kind with one finiteness test for all of them (a branch per pack keeps the GPU
+  /// compiler from overlapping the packs' arithmetic): where any of the K float sums is not finite, all K packs'
+  /// values are added in A.
+  template <int K>
+  KOKKOS_FORCEINLINE_FUNCTION void add(const P (&p)[K]) {
+    if constexpr (narrow) {
+      T s[K];
+      bool finite = true;
+      for (int j = 0; j < K; ++j) {
+        T d[P::width];
+        for (int k = 0; k < P::width; ++k) d[k] = p[j].v[k];
+        s[j] = halving_sum<P::width>(d);
+        finite &= Kokkos::abs(s[j]) <= Kokkos::Experimental::finite_max_v<T>;
+      }
+      if (finite) {
+        for (int j = 0; j < K; ++j) v[0] += static_cast<A>(s[j]);
+      } else {
+        for (int j = 0; j < K; ++j)
+          for (int k = 0; k < P::width; ++k) v[0] += static_cast<A>(p[j].v[k]);
+      }
+    } else {
+      for (int j = 0; j < K; ++j) add(p[j]);
+    }
+  }
   KOKKOS_FORCEINLINE_FUNCTION A total() {
     if constexpr (narrow)
       return v[0];
@@ -140,14 +164,26 @@ struct LossOp {
 
   static constexpr bool packed = is_flat_v<XV> && is_flat_v<YV>;
   bool aligned() const { return aligned_to<pack_type::bytes>(x, y); }
-  /// The losses of elements [p W, p W + W), for a LaneSums<accum_type> (losses near float max must not overflow).
-  /// x and y are only read by this op's kernels: read-only loads.
+  /// The inputs of elements [p W, p W + W). Loaded apart from their losses so that a kernel can issue the loads of
+  /// several packs before the arithmetic of any (the GPU compiler keeps that order). x and y are only read by this
+  /// op's kernels: read-only loads.
+  struct inputs_type {
+    pack_type x, y;
+  };
   template <class Index>
-  KOKKOS_FORCEINLINE_FUNCTION pack_type pack(const Index p, const value_type) const {
-    const auto a = load_pack_readonly<pack_type>(x.data(), p), b = load_pack_readonly<pack_type>(y.data(), p);
+  KOKKOS_FORCEINLINE_FUNCTION inputs_type load(const Index p) const {
+    return {load_pack_readonly<pack_type>(x.data(), p), load_pack_readonly<pack_type>(y.data(), p)};
+  }
+  /// The losses of a pack's inputs, for a LaneSums<accum_type> (losses near float max must not overflow).
+  KOKKOS_FORCEINLINE_FUNCTION pack_type losses(const inputs_type& in, const value_type) const {
     pack_type l;
-    for (int k = 0; k < pack_type::width; ++k) l.v[k] = loss<value_type>(a.v[k], b.v[k]);
+    for (int k = 0; k < pack_type::width; ++k) l.v[k] = loss<value_type>(in.x.v[k], in.y.v[k]);
     return l;
+  }
+  /// The losses of elements [p W, p W + W).
+  template <class Index>
+  KOKKOS_FORCEINLINE_FUNCTION pack_type pack(const Index p, const value_type s) const {
+    return losses(load(p), s);
   }
 };
 
