@@ -2,8 +2,8 @@
 // execution-space instance's stream: the same element operations (SoftMargin_Ops.hpp), warp shuffles instead of
 // team scratch, a plain CUDA launch (an empty Kokkos::parallel_for costs 0.3-0.9 us more per call on the H200), and
 // programmatic dependent launch, which overlaps a call's launch with the tail of the kernel before it. At the
-// reference problem's size, where a call is mostly latency, this is 6.3-7.0 us per call in a stream against the team
-// kernel's 9.0 (docs/PERFORMANCE.md, 2026-12-03).
+// reference problem's size, where a call is mostly latency, this is 6.0-6.3 us per call in a stream against the team
+// kernel's 9.2 (docs/PERFORMANCE.md, 2026-12-03, fifth session).
 #ifndef SOFTMARGIN_IMPL_CUDA_HPP
 #define SOFTMARGIN_IMPL_CUDA_HPP
 
@@ -79,7 +79,8 @@ __device__ __forceinline__ A block_sum(A v, A* warp_sums) {
   return v;
 }
 
-/// Sum of Op over this thread's grid-stride share of n elements: W-element packs (four in flight per thread) when
+/// Sum of Op over this thread's grid-stride share of n elements: W-element packs (four in flight per thread; where
+/// Op loads apart from its arithmetic, the four packs' loads first and one finiteness test for their sums) when
 /// `packed`, else one element at a time.
 template <class Op, class Index>
 __device__ __forceinline__ typename Op::accum_type thread_sum(const Op& op, const Index n, const bool packed) {
