@@ -40,8 +40,7 @@ __device__ __forceinline__ void prologue() {
 }
 
 /// The library's LaneSums::add for a float pack: halving sum in float, widened once where finite.
-__device__ __forceinline__ double lane_add(double acc, const float l0, const float l1, const float l2,
-                                           const float l3) {
+__device__ __forceinline__ double lane_add(double acc, const float l0, const float l1, const float l2, const float l3) {
   const float s = (l0 + l2) + (l1 + l3);
   if (fabsf(s) <= FLT_MAX) return acc + static_cast<double>(s);
   return acc + static_cast<double>(l0) + static_cast<double>(l1) + static_cast<double>(l2) + static_cast<double>(l3);
@@ -114,8 +113,8 @@ __device__ __forceinline__ double thread_sum(const float* x, const float* y, con
 }
 
 template <int C, bool Finite, bool LibLoads>
-__device__ __forceinline__ void body(const float* x, const float* y, double* result, double* partials,
-                                     unsigned* ticket, const int n, const double divisor, const bool packed) {
+__device__ __forceinline__ void body(const float* x, const float* y, double* result, double* partials, unsigned* ticket,
+                                     const int n, const double divisor, const bool packed) {
   __shared__ double warp_sums[8];
   __shared__ bool last_shared;
   prologue();
@@ -178,20 +177,13 @@ __global__ void __launch_bounds__(256, 6) reduce_40(const float* x, const float*
 
 __global__ void empty() {}
 
-struct Variant {
-  std::string name;
-  std::function<void()> launch;
-  bool checked;
-  std::vector<double> iso, pipe, host;
-};
-
 int sms = 0;
 cudaStream_t stream;
 
 using Kernel = void (*)(const float*, const float*, double*, double*, unsigned*, int, double, bool);
 
-Variant make(const char* what, Kernel kernel, bool library_host, const float* x, const float* y, double* result,
-             double* partials, unsigned* ticket, int n) {
+StudyVariant make(const char* what, Kernel kernel, bool library_host, const float* x, const float* y, double* result,
+                  double* partials, unsigned* ticket, int n) {
   cudaFuncAttributes attr;
   CHECK(cudaFuncGetAttributes(&attr, kernel));
   const unsigned grid = static_cast<unsigned>(sms * 3);
@@ -233,33 +225,24 @@ int main(int argc, char** argv) {
   CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   std::printf("# %s, %d SMs, n = %d, %d rounds, grid %d x 256\n", prop.name, sms, n, rounds, 3 * sms);
 
-  std::vector<float> hx, hy;
-  const double ref = make_inputs(n, hx, hy);
-  float *x, *y, *dot;
-  double *result, *partials;
-  unsigned* ticket;
-  CHECK(cudaMalloc(&x, sizeof(float) * n));
-  CHECK(cudaMalloc(&y, sizeof(float) * n));
-  CHECK(cudaMalloc(&dot, sizeof(float)));
-  CHECK(cudaMalloc(&result, sizeof(double)));
-  CHECK(cudaMalloc(&partials, sizeof(double) * (1 << 14)));
-  CHECK(cudaMalloc(&ticket, sizeof(unsigned)));
-  CHECK(cudaMemset(ticket, 0, sizeof(unsigned)));
-  CHECK(cudaMemcpy(x, hx.data(), sizeof(float) * n, cudaMemcpyHostToDevice));
-  CHECK(cudaMemcpy(y, hy.data(), sizeof(float) * n, cudaMemcpyHostToDevice));
+  const StudyBuffers buf(n);
+  float *x = buf.x, *y = buf.y, *dot = buf.dot;
+  double *result = buf.result, *partials = buf.partials;
+  unsigned* ticket = buf.ticket;
+  const double ref = buf.ref;
 
   cublasHandle_t blas;
   cublasCreate(&blas);
   cublasSetStream(blas, stream);
   cublasSetPointerMode(blas, CUBLAS_POINTER_MODE_DEVICE);
 
-  std::vector<Variant> v;
+  std::vector<StudyVariant> v;
   v.push_back({"cublasSdot", [&] { cublasSdot(blas, n, x, 1, y, 1, dot); }, false, {}, {}, {}});
-  v.push_back({"empty kernel (grid = SMs x 3, 256 threads)", [&] { empty<<<sms * 3, 256, 0, stream>>>(); }, false, {},
-               {}, {}});
+  v.push_back(
+      {"empty kernel (grid = SMs x 3, 256 threads)", [&] { empty<<<sms * 3, 256, 0, stream>>>(); }, false, {}, {}, {}});
 #define ARGS x, y, result, partials, ticket, n
-  v.push_back(make("study: block fence, free, float sum, array loads", reduce_free<kBlockFence, false, false>, false,
-                   ARGS));
+  v.push_back(
+      make("study: block fence, free, float sum, array loads", reduce_free<kBlockFence, false, false>, false, ARGS));
   v.push_back(make("warp acq_rel, free, float sum, array loads", reduce_free<kWarpAcqRel, false, false>, false, ARGS));
   v.push_back(make("warp acq_rel, (256,6), float sum, array loads", reduce_40<kWarpAcqRel, false, false>, false, ARGS));
   v.push_back(make("warp acq_rel, (256,6), finite, array loads", reduce_40<kWarpAcqRel, true, false>, false, ARGS));
@@ -271,60 +254,5 @@ int main(int argc, char** argv) {
   v.push_back(make("block fence, free, float sum, op.pack", reduce_free<kBlockFence, false, true>, false, ARGS));
 #undef ARGS
 
-  for (auto& var : v) {
-    CHECK(cudaMemset(result, 0xff, sizeof(double)));
-    var.launch();
-    CHECK(cudaStreamSynchronize(stream));
-    if (var.checked) {
-      double got = 0;
-      CHECK(cudaMemcpy(&got, result, sizeof(double), cudaMemcpyDeviceToHost));
-      const double err = std::fabs(got - ref) / ref;
-      if (!(err < 1e-6)) {
-        std::printf("CHECK FAILED: %s: %.9g vs fp64 %.9g\n", var.name.c_str(), got, ref);
-        return 1;
-      }
-    }
-    for (int i = 0; i < warmups; ++i) var.launch();
-  }
-  CHECK(cudaStreamSynchronize(stream));
-
-  cudaEvent_t a, b;
-  CHECK(cudaEventCreate(&a));
-  CHECK(cudaEventCreate(&b));
-  auto elapsed = [&](const std::function<void()>& body) {
-    CHECK(cudaStreamSynchronize(stream));
-    CHECK(cudaEventRecord(a, stream));
-    body();
-    CHECK(cudaEventRecord(b, stream));
-    CHECK(cudaEventSynchronize(b));
-    float ms = 0;
-    CHECK(cudaEventElapsedTime(&ms, a, b));
-    return 1e3 * ms;
-  };
-  for (int r = 0; r < rounds; ++r) {
-    for (auto& var : v) {
-      for (int i = 0; i < 50; ++i) var.iso.push_back(elapsed(var.launch));
-      for (int i = 0; i < 5; ++i)
-        var.pipe.push_back(elapsed([&] {
-                             for (int k = 0; k < 100; ++k) var.launch();
-                           }) /
-                           100);
-      for (int i = 0; i < 5; ++i) {
-        CHECK(cudaStreamSynchronize(stream));
-        const auto t0 = std::chrono::steady_clock::now();
-        for (int k = 0; k < 100; ++k) var.launch();
-        const auto t1 = std::chrono::steady_clock::now();
-        var.host.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / 100);
-      }
-    }
-  }
-  if (rounds < 1) return 0;
-  const double dot_iso = median(v[0].iso), dot_pipe = median(v[0].pipe);
-  std::printf("%-80s %9s %9s %7s %7s %9s\n", "variant", "iso_us", "pipe_us", "x_iso", "x_pipe", "host_us");
-  for (auto& var : v) {
-    const double iso = median(var.iso), pipe = median(var.pipe);
-    std::printf("%-80s %9.2f %9.2f %7.3f %7.3f %9.2f\n", var.name.c_str(), iso, pipe, iso / dot_iso, pipe / dot_pipe,
-                median(var.host));
-  }
-  return 0;
+  return time_variants(v, stream, result, ref, rounds, warmups);
 }

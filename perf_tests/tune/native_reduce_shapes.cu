@@ -95,19 +95,12 @@ __global__ void __launch_bounds__(Block)
 
 __global__ void empty() {}
 
-struct Variant {
-  std::string name;
-  std::function<void()> launch;
-  bool checked;  // whether *result holds the mean afterwards
-  std::vector<double> iso, pipe, host;
-};
-
 int sms = 0;
 cudaStream_t stream;
 
 template <int Block, int Unroll, int T>
-Variant make(int per_sm, int cluster, const float4* x, const float4* y, double* result, double* partials,
-             unsigned* ticket, int packs, double n) {
+StudyVariant make(int per_sm, int cluster, const float4* x, const float4* y, double* result, double* partials,
+                  unsigned* ticket, int packs, double n) {
   const auto kernel = reduce<Block, Unroll, T>;
   int resident = 0;
   CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, Block, 0));
@@ -158,20 +151,11 @@ int main(int argc, char** argv) {
   CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   std::printf("# %s, %d SMs, n = %d, %d rounds\n", prop.name, sms, n, rounds);
 
-  std::vector<float> hx, hy;
-  const double ref = make_inputs(n, hx, hy);
-  float *x, *y, *dot;
-  double *result, *partials;
-  unsigned* ticket;
-  CHECK(cudaMalloc(&x, sizeof(float) * n));
-  CHECK(cudaMalloc(&y, sizeof(float) * n));
-  CHECK(cudaMalloc(&dot, sizeof(float)));
-  CHECK(cudaMalloc(&result, sizeof(double)));
-  CHECK(cudaMalloc(&partials, sizeof(double) * (1 << 14)));
-  CHECK(cudaMalloc(&ticket, sizeof(unsigned)));
-  CHECK(cudaMemset(ticket, 0, sizeof(unsigned)));
-  CHECK(cudaMemcpy(x, hx.data(), sizeof(float) * n, cudaMemcpyHostToDevice));
-  CHECK(cudaMemcpy(y, hy.data(), sizeof(float) * n, cudaMemcpyHostToDevice));
+  const StudyBuffers buf(n);
+  float *x = buf.x, *y = buf.y, *dot = buf.dot;
+  double *result = buf.result, *partials = buf.partials;
+  unsigned* ticket = buf.ticket;
+  const double ref = buf.ref;
   const auto* x4 = reinterpret_cast<const float4*>(x);
   const auto* y4 = reinterpret_cast<const float4*>(y);
 
@@ -180,7 +164,7 @@ int main(int argc, char** argv) {
   cublasSetStream(blas, stream);
   cublasSetPointerMode(blas, CUBLAS_POINTER_MODE_DEVICE);
 
-  std::vector<Variant> v;
+  std::vector<StudyVariant> v;
   v.push_back({"cublasSdot", [&] { cublasSdot(blas, n, x, 1, y, 1, dot); }, false, {}, {}, {}});
   v.push_back(
       {"empty kernel (grid = SMs x 4, 256 threads)", [&] { empty<<<sms * 4, 256, 0, stream>>>(); }, false, {}, {}, {}});
@@ -205,61 +189,5 @@ int main(int argc, char** argv) {
   v.push_back(make<1024, 4, kNoCombine>(1, 1, ARGS));
 #undef ARGS
 
-  // Check, then warm up.
-  for (auto& var : v) {
-    CHECK(cudaMemset(result, 0xff, sizeof(double)));
-    var.launch();
-    CHECK(cudaStreamSynchronize(stream));
-    if (var.checked) {
-      double got = 0;
-      CHECK(cudaMemcpy(&got, result, sizeof(double), cudaMemcpyDeviceToHost));
-      const double err = std::fabs(got - ref) / ref;
-      if (!(err < 1e-6)) {
-        std::printf("CHECK FAILED: %s: %.9g vs fp64 %.9g\n", var.name.c_str(), got, ref);
-        return 1;
-      }
-    }
-    for (int i = 0; i < warmups; ++i) var.launch();
-  }
-  CHECK(cudaStreamSynchronize(stream));
-
-  cudaEvent_t a, b;
-  CHECK(cudaEventCreate(&a));
-  CHECK(cudaEventCreate(&b));
-  auto elapsed = [&](const std::function<void()>& body) {
-    CHECK(cudaStreamSynchronize(stream));
-    CHECK(cudaEventRecord(a, stream));
-    body();
-    CHECK(cudaEventRecord(b, stream));
-    CHECK(cudaEventSynchronize(b));
-    float ms = 0;
-    CHECK(cudaEventElapsedTime(&ms, a, b));
-    return 1e3 * ms;
-  };
-  for (int r = 0; r < rounds; ++r) {
-    for (auto& var : v) {
-      for (int i = 0; i < 50; ++i) var.iso.push_back(elapsed(var.launch));
-      for (int i = 0; i < 5; ++i)
-        var.pipe.push_back(elapsed([&] {
-                             for (int k = 0; k < 100; ++k) var.launch();
-                           }) /
-                           100);
-      for (int i = 0; i < 5; ++i) {
-        CHECK(cudaStreamSynchronize(stream));
-        const auto t0 = std::chrono::steady_clock::now();
-        for (int k = 0; k < 100; ++k) var.launch();
-        const auto t1 = std::chrono::steady_clock::now();
-        var.host.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / 100);
-      }
-    }
-  }
-  if (rounds < 1) return 0;
-  const double dot_iso = median(v[0].iso), dot_pipe = median(v[0].pipe);
-  std::printf("%-62s %9s %9s %7s %7s %9s\n", "variant", "iso_us", "pipe_us", "x_iso", "x_pipe", "host_us");
-  for (auto& var : v) {
-    const double iso = median(var.iso), pipe = median(var.pipe);
-    std::printf("%-62s %9.2f %9.2f %7.3f %7.3f %9.2f\n", var.name.c_str(), iso, pipe, iso / dot_iso, pipe / dot_pipe,
-                median(var.host));
-  }
-  return 0;
+  return time_variants(v, stream, result, ref, rounds, warmups);
 }

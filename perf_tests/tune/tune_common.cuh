@@ -1,15 +1,18 @@
 // Shared by the standalone tuning studies in this folder (no Kokkos): error checking, the library's float loss, the
-// block sum, the inputs with their fp64 mean, and the median.
+// block sum, the inputs with their fp64 mean, the median, and the timing of variants against a peer.
 #ifndef SOFTMARGIN_TUNE_COMMON_CUH
 #define SOFTMARGIN_TUNE_COMMON_CUH
 
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <random>
+#include <string>
 #include <vector>
 
 #define CHECK(call)                                                                               \
@@ -97,6 +100,103 @@ inline double median(std::vector<double> v) {
   if (v.empty()) return NAN;
   std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
   return v[v.size() / 2];
+}
+
+/// The studies' device buffers: x and y from make_inputs (with their fp64 mean `ref`), a float for cublasSdot's
+/// result, the double mean, 2^14 partials and the ticket (zero).
+struct StudyBuffers {
+  float *x, *y, *dot;
+  double *result, *partials;
+  unsigned* ticket;
+  double ref;
+  explicit StudyBuffers(int n) {
+    std::vector<float> hx, hy;
+    ref = make_inputs(n, hx, hy);
+    CHECK(cudaMalloc(&x, sizeof(float) * n));
+    CHECK(cudaMalloc(&y, sizeof(float) * n));
+    CHECK(cudaMalloc(&dot, sizeof(float)));
+    CHECK(cudaMalloc(&result, sizeof(double)));
+    CHECK(cudaMalloc(&partials, sizeof(double) * (1 << 14)));
+    CHECK(cudaMalloc(&ticket, sizeof(unsigned)));
+    CHECK(cudaMemset(ticket, 0, sizeof(unsigned)));
+    CHECK(cudaMemcpy(x, hx.data(), sizeof(float) * n, cudaMemcpyHostToDevice));
+    CHECK(cudaMemcpy(y, hy.data(), sizeof(float) * n, cudaMemcpyHostToDevice));
+  }
+};
+
+/// A variant of a study: its launch (on the study's stream), and whether it leaves the mean in the study's result.
+struct StudyVariant {
+  std::string name;
+  std::function<void()> launch;
+  bool checked;
+  std::vector<double> iso, pipe, host;
+};
+
+/// The studies' timing: each checked variant's *result against the fp64 mean `ref` first, `warmups` calls each, then
+/// `rounds` rounds in which every variant in turn is timed isolated (synchronize, event, call, event; 50 a round),
+/// pipelined (100 calls between two events, per call; 5 a round) and on the host (100 calls without a wait, per call;
+/// 5 a round). Prints the medians and the ratios to v[0] (the peer). Returns the process's exit status.
+inline int time_variants(std::vector<StudyVariant>& v, cudaStream_t stream, double* result, double ref, int rounds,
+                         int warmups) {
+  std::size_t width = 8;
+  for (const auto& var : v) width = std::max(width, var.name.size());
+  for (auto& var : v) {
+    CHECK(cudaMemset(result, 0xff, sizeof(double)));
+    var.launch();
+    CHECK(cudaStreamSynchronize(stream));
+    if (var.checked) {
+      double got = 0;
+      CHECK(cudaMemcpy(&got, result, sizeof(double), cudaMemcpyDeviceToHost));
+      const double err = std::fabs(got - ref) / ref;
+      if (!(err < 1e-6)) {
+        std::printf("CHECK FAILED: %s: %.9g vs fp64 %.9g\n", var.name.c_str(), got, ref);
+        return 1;
+      }
+    }
+    for (int i = 0; i < warmups; ++i) var.launch();
+  }
+  CHECK(cudaStreamSynchronize(stream));
+
+  cudaEvent_t a, b;
+  CHECK(cudaEventCreate(&a));
+  CHECK(cudaEventCreate(&b));
+  auto elapsed = [&](const std::function<void()>& body) {
+    CHECK(cudaStreamSynchronize(stream));
+    CHECK(cudaEventRecord(a, stream));
+    body();
+    CHECK(cudaEventRecord(b, stream));
+    CHECK(cudaEventSynchronize(b));
+    float ms = 0;
+    CHECK(cudaEventElapsedTime(&ms, a, b));
+    return 1e3 * ms;
+  };
+  for (int r = 0; r < rounds; ++r) {
+    for (auto& var : v) {
+      for (int i = 0; i < 50; ++i) var.iso.push_back(elapsed(var.launch));
+      for (int i = 0; i < 5; ++i)
+        var.pipe.push_back(elapsed([&] {
+                             for (int k = 0; k < 100; ++k) var.launch();
+                           }) /
+                           100);
+      for (int i = 0; i < 5; ++i) {
+        CHECK(cudaStreamSynchronize(stream));
+        const auto t0 = std::chrono::steady_clock::now();
+        for (int k = 0; k < 100; ++k) var.launch();
+        const auto t1 = std::chrono::steady_clock::now();
+        var.host.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / 100);
+      }
+    }
+  }
+  if (rounds < 1) return 0;
+  const double dot_iso = median(v[0].iso), dot_pipe = median(v[0].pipe);
+  std::printf("%-*s %9s %9s %7s %7s %9s\n", static_cast<int>(width), "variant", "iso_us", "pipe_us", "x_iso", "x_pipe",
+              "host_us");
+  for (auto& var : v) {
+    const double iso = median(var.iso), pipe = median(var.pipe);
+    std::printf("%-*s %9.2f %9.2f %7.3f %7.3f %9.2f\n", static_cast<int>(width), var.name.c_str(), iso, pipe,
+                iso / dot_iso, pipe / dot_pipe, median(var.host));
+  }
+  return 0;
 }
 
 #endif
