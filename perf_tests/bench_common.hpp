@@ -102,8 +102,7 @@ double check_error(const Variant& v, const Buffers& b);
 /// Times v on `shape` (bench_timing.cpp): isolated calls (fenced, one by one) or pipelined batches (back to back),
 /// rotating through `copies` buffer sets, alternating with the calls of v's peer; sets the iteration times
 /// (manual) and the counters.
-/// `allocate` (>= copies) is the number of buffer sets the shape's buffers get (the most any of its modes uses).
-void run_timed(benchmark::State& state, const Variant& v, const Shape& shape, int copies, int allocate, bool pipelined);
+void run_timed(benchmark::State& state, const Variant& v, const Shape& shape, int copies, bool pipelined);
 /// How many variants failed their check (the exit status is 1 if any did).
 int failed_checks();
 

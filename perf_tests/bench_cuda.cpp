@@ -57,7 +57,7 @@ void add_cuda_variants() {
                  cub::DeviceReduce::TransformReduce(nullptr, bytes, idx, b.result.data(), b.shape.size(),
                                                     cuda::std::plus<float>{}, loss, 0.0f, space().cuda_stream());
                  if (h->cub_temp.size() < bytes) {  // grown on the untimed first call of a size (its check)
-                   h->cub_temp = {};
+                   h->cub_temp = Kokkos::View<char*, Mem>();
                    h->cub_temp = Kokkos::View<char*, Mem>("cub_temp", bytes);
                  }
                  cub::DeviceReduce::TransformReduce(h->cub_temp.data(), bytes, idx, b.result.data(), b.shape.size(),

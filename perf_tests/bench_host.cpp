@@ -7,7 +7,8 @@
 namespace bench {
 
 void add_host_variants() {
-  if constexpr (kHostExec) {
+#if !defined(KOKKOS_ENABLE_CUDA) && !defined(KOKKOS_ENABLE_HIP) && !defined(KOKKOS_ENABLE_SYCL)
+  {
 #if defined(KOKKOS_ENABLE_SERIAL)
     if (!std::is_same_v<Exec, Kokkos::Serial>)
       add_variant({"host/softmargin_serial",
@@ -29,6 +30,7 @@ void add_host_variants() {
                  },
                  Check::Mean, 8, PeerKind::Dot});
   }
+#endif
 }
 
 }  // namespace bench

@@ -93,13 +93,12 @@ double checked_error(const Variant& v, const Buffers& b) {
 
 int failed_checks() { return failures; }
 
-void run_timed(benchmark::State& state, const Variant& v, const Shape& shape, int copies, int allocate,
-               bool pipelined) {
+void run_timed(benchmark::State& state, const Variant& v, const Shape& shape, int copies, bool pipelined) {
   static Stopwatch watch;
   static Kokkos::Timer idle;  // since the last timed call: clocks drop on an idle GPU
   static const Buffers no_buffers;
   const bool sized = v.bytes_per_element > 0;
-  const Buffers& b = sized ? buffers(shape, allocate) : no_buffers;
+  const Buffers& b = sized ? buffers(shape, copies) : no_buffers;
   const Index n = shape.size();
   double err = 0;
   if (sized && !((err = checked_error(v, b)) < v.tol)) {

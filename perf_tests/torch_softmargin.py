@@ -4,11 +4,14 @@
 Times forward (reduction mean) and forward+backward, fp32, x ~ U(-3, 3), y = +-1, the same buffers reused, medians
 of --reps (default 50) samples: isolated (sync, call, sync) and pipelined (a batch of calls between two timestamps,
 divided by its length: 100 calls on a GPU up to 2^24 elements, else 10). CUDA events on a GPU, perf_counter on the
-CPU. Prints a table and, with --csv, writes one.
+CPU. Prints a table and, with --json, writes softmargin_bench's JSON rows (torch/forward_mean/hot/..., torch/fused/...,
+with the counters us, GB/s, rel_err), which bench_json.py and plot_perf.sh read next to the benchmark's.
+Hand-written: Google Benchmark has no Python binding on this system.
 
-  python3 perf_tests/torch_softmargin.py --sizes 512x4096,2^24 [--device cpu|cuda] [--threads N]
+  python3 perf_tests/torch_softmargin.py --sizes 512x4096,2^24 [--device cpu|cuda] [--threads N] [--json FILE]
 """
 import argparse
+import json
 import statistics
 import sys
 import time
@@ -62,7 +65,7 @@ def main():
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     ap.add_argument("--threads", type=int, default=0, help="torch.set_num_threads (CPU)")
     ap.add_argument("--reps", type=int, default=50)
-    ap.add_argument("--csv", default="")
+    ap.add_argument("--json", default="")
     args = ap.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -87,22 +90,26 @@ def main():
             x.grad = None
             loss_fn(x, y).backward()
 
-        for variant, fn, bytes_per in (("torch SoftMarginLoss", fwd, 8), ("torch SoftMarginLoss fwd+bwd", fwd_bwd, 12)):
+        for variant, fn, bytes_per in (("torch/forward_mean", fwd, 8), ("torch/fused", fwd_bwd, 12)):
             for _ in range(3):
                 fn()
             reps = args.reps if n < (1 << 26) or args.device == "cuda" else max(5, args.reps // 10)
             iso = statistics.median(run(fn, 1) for _ in range(reps))
             batch = 10 if args.device != "cuda" or n > (1 << 24) else 100
             pipe = statistics.median(run(fn, batch) for _ in range(max(3, reps)))
-            rows.append((name, n, variant, iso, pipe, bytes_per * n / (pipe * 1e3), err))
+            rows.append((name, shape, variant, iso, pipe, bytes_per * n, err))
     print(f"{'size':<10} {'variant':<30} {'isolated_us':>12} {'pipelined_us':>12} {'GB/s(pipe)':>10} {'rel_err':>10}")
     for r in rows:
-        print(f"{r[0]:<10} {r[2]:<30} {r[3]:12.2f} {r[4]:12.2f} {r[5]:10.1f} {r[6]:10.2e}")
-    if args.csv:
-        with open(args.csv, "w") as f:
-            f.write("size,n,variant,isolated_us,pipelined_us,gbps_pipelined,rel_err\n")
-            for r in rows:
-                f.write(",".join(str(v) for v in r) + "\n")
+        print(f"{r[0]:<10} {r[2]:<30} {r[3]:12.2f} {r[4]:12.2f} {r[5] / (r[4] * 1e3):10.1f} {r[6]:10.2e}")
+    if args.json:
+        benchmarks = []
+        for name, (nr, nc), variant, iso, pipe, nbytes, err in rows:
+            for timing, us in (("isolated", iso), ("pipelined", pipe)):
+                benchmarks.append({"name": f"{variant}/hot/{timing}/rows:{nr}/cols:{nc}", "run_type": "iteration",
+                                   "us": us, "GB/s": nbytes / (us * 1e3), "rel_err": err})
+        context = {"torch": torch.__version__, "device": args.device, "threads": torch.get_num_threads()}
+        with open(args.json, "w") as f:
+            json.dump({"context": context, "benchmarks": benchmarks}, f, indent=1)
 
 
 if __name__ == "__main__":

@@ -5,6 +5,8 @@ need=()
 command -v cmake >/dev/null || need+=(cmake)
 command -v g++ >/dev/null || need+=(g++)
 command -v make >/dev/null || need+=(make)
+command -v python3 >/dev/null || need+=(python3)
+[ -f /usr/include/benchmark/benchmark.h ] || need+=(libbenchmark-dev)
 [ -d /usr/src/googletest ] || [ -f /usr/lib/x86_64-linux-gnu/cmake/GTest/GTestConfig.cmake ] || need+=(libgtest-dev)
 if [ ${#need[@]} -gt 0 ]; then
   echo "installing: ${need[*]}"
