@@ -8,15 +8,16 @@
 //           buffer sets covering four times that cache, so that every call reads from memory;
 //   TIMING  isolated: each iteration is one call between fences; pipelined: a batch of back-to-back calls (100 up to
 //           2^24 elements, 10 above; --batch) between two timestamps.
-// Counters, per call whatever the batch: us, GB/s (compulsory traffic: x and y read, 8 bytes per element; 12 when a
-// full-size output is written too), rel_err (the first call against fp64; a variant that fails is not timed and the
-// exit status is 1), and against the peer moving the same bytes (a dot, or an axpy: --peers picks cuBLAS or
-// KokkosBlas), timed alternately with the variant in the same iterations: peer_us and x_peer (time over the peer's).
+// Counters, per call whatever the batch, medians over the iterations: us, GB/s (compulsory traffic: x and y read, 8
+// bytes per element; 12 when a full-size output is written too), rel_err (the first call against fp64; a variant
+// that fails is not timed and the exit status is 1), and against the peer moving the same bytes (a dot, or an axpy:
+// --peers picks cuBLAS or KokkosBlas), timed alternately with the variant in the same iterations: peer_us and x_peer
+// (us over peer_us). Google Benchmark's own Time column is the mean time of an iteration (a call, or a batch).
 // Select rows with --benchmark_filter (a regex), write JSON with --benchmark_out=FILE --benchmark_out_format=json
 // (plot_perf.sh reads it), repeat with --benchmark_repetitions=K.
 //
-// Hand-written here: the size list (Google Benchmark's ranges step by a factor and have no RxC shapes) and the four
-// switches of the measurement itself.
+// Hand-written here: the size list (Google Benchmark's ranges step by a factor and have no RxC shapes) and the
+// switches of the measurement itself (the peers, the batch, the stream, the allocation, the seed).
 #include <benchmark/benchmark.h>
 
 #include <cstdio>

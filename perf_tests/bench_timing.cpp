@@ -7,6 +7,7 @@
 #include <exception>
 #include <limits>
 #include <map>
+#include <vector>
 
 #include "bench_common.hpp"
 
@@ -69,6 +70,11 @@ std::map<std::string, double>& checked() {  // relative error of each variant an
 }
 int failures = 0;
 
+double median(std::vector<double> v) {
+  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+  return v[v.size() / 2];
+}
+
 /// The variant's error on this shape, checked on first use (a failure is reported once and counted).
 double checked_error(const Variant& v, const Buffers& b) {
   const std::string key = v.name + "/" + std::to_string(b.shape.rows) + "x" + std::to_string(b.shape.cols);
@@ -123,35 +129,39 @@ void run_timed(benchmark::State& state, const Variant& v, const Shape& shape, in
     if (i % 16 == 15) space().fence();
   }
 
-  double t = 0, t_peer = 0, host = 0;
-  std::int64_t calls = 0;
+  // Per iteration, the time of one call (a batch's time over its length), the peer's, and the caller's.
+  std::vector<double> t, t_peer, host;
   for (auto _ : state) {
     if (peer)
-      t_peer += watch.seconds([&] {
+      t_peer.push_back(watch.seconds([&] {
         for (int i = 0; i < batch; ++i) peer->call(b, theirs());
-      });
+      }) / batch);
+    double caller = 0;
     const double s = watch.seconds([&] {
-      Kokkos::Timer caller;
+      Kokkos::Timer timer;
       for (int i = 0; i < batch; ++i) v.call(b, mine());
-      host += caller.seconds();
+      caller = timer.seconds();
     });
     state.SetIterationTime(s);
-    t += s;
-    calls += batch;
+    t.push_back(s / batch);
+    host.push_back(caller / batch);
   }
   idle.reset();
 
-  // Per call, whatever the batch: microseconds, GB/s of compulsory traffic, and the peer's time in between.
+  // Medians over the iterations (one slow call of many moves no counter), per call whatever the batch: us, GB/s of
+  // compulsory traffic, and the peer's time from the same iterations.
   auto& c = state.counters;
-  c["us"] = 1e6 * t / calls;
-  if (pipelined) c["host_us"] = 1e6 * host / calls;  // the caller's time: a launch's host cost, or the whole call
+  const double us = 1e6 * median(t);
+  c["us"] = us;
+  if (pipelined) c["host_us"] = 1e6 * median(host);  // the caller's time: a launch's host cost, or the whole call
   if (sized) {
-    c["GB/s"] = 1e-9 * v.bytes_per_element * static_cast<double>(n) * calls / t;
+    c["GB/s"] = 1e-3 * v.bytes_per_element * static_cast<double>(n) / us;
     if (v.check != Check::None) c["rel_err"] = err;
   }
   if (peer) {
-    c["peer_us"] = 1e6 * t_peer / calls;
-    c["x_peer"] = t / t_peer;
+    const double peer_us = 1e6 * median(t_peer);
+    c["peer_us"] = peer_us;
+    c["x_peer"] = us / peer_us;
   }
   std::string label = peer ? "vs " + peer->name : "";
   if (pipelined) label += (label.empty() ? "" : ", ") + std::string("batch ") + std::to_string(batch);

@@ -2,7 +2,9 @@
 # One device call on the H200: build Kokkos (CUDA, sm_90) and the project from the carried sources in .deps/ (skipped
 # when build/cuda is already there), then the stages named in STAGES (default: all, in this order):
 #   tests     CUDA unit tests (ctest), then the opt-in N = 2^31 + 5 test
-#   perf      reference problem, benchmark (CSV), PyTorch's SoftMarginLoss on the same sizes
+#   perf      reference problem, benchmark (JSON: bench.json, with KokkosBlas rows when the Kokkos Kernels archive
+#             is in .deps/ or ../shared/deps/), PyTorch's SoftMarginLoss on the same sizes (torch.json); MIN_TIME
+#             (0.02 s) is Google Benchmark's minimum time per row, FILTER (all) its --benchmark_filter
 #   tune      the benchmark's native rows with and without programmatic dependent launch, over blocks per SM
 #   repeat    the latency rows (native, cublasSdot) of five (REPEAT_RUNS) benchmark runs, for the spread between runs
 #   ab        the latency rows of this tree's build and of variants of it, in turn, AB_RUNS (8) rounds at AB_SIZES
@@ -23,6 +25,7 @@
 #             shape's reduce goes (block dispatch, summing, the combine), from timer stamps of every block
 # Logs and CSVs go to $OUT.
 # Usage (through the device tool, carrying .deps): [STAGES="tests perf"] bash scripts/h200.sh [perf sizes]
+# (perf sizes: softmargin_bench's --sizes, e.g. 2^10:2^28,512x4096)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT="${OUT:-$PWD/out}"
@@ -60,9 +63,12 @@ for stage in shapes timeline gapstudy; do
 done
 [ -z "${stages// /}" ] && exit 0
 t0=$(date +%s)
+kk="$(ls "$PWD"/.deps/kokkos-kernels-*.tar.gz "$PWD"/../shared/deps/kokkos-kernels-*.tar.gz 2>/dev/null | head -1)"
+bench=build/cuda/perf_tests/softmargin_bench
 if [ ! -x "$tests" ]; then
   cmake --preset cuda -DSOFTMARGIN_KOKKOS_SOURCE="$PWD/.deps/kokkos_5.0.2.orig.tar.gz" \
-    -DSOFTMARGIN_GTEST_SOURCE="$PWD/.deps/googletest" > /tmp/configure.log 2>&1 || { tail -50 /tmp/configure.log; exit 1; }
+    -DSOFTMARGIN_GTEST_SOURCE="$PWD/.deps/googletest" ${kk:+-DSOFTMARGIN_KOKKOSKERNELS_SOURCE="$kk"} \
+    > /tmp/configure.log 2>&1 || { tail -50 /tmp/configure.log; exit 1; }
 fi
 # (The build log stays out of $OUT unless the build fails: the device tool returns at most 8 files.)
 # BUILD_TARGETS (optional): build only these (e.g. the CUDA tests and the benchmark, for a short call).
@@ -81,13 +87,14 @@ for stage in $stages; do
       ;;
     perf)
       build/cuda/examples/softmargin_reference_problem 2>&1 | tee "$OUT/reference.log"
-      build/cuda/perf_tests/softmargin_perf_forward --sizes "$sizes" --csv "$OUT/perf_forward.csv" \
-        > "$OUT/perf_forward.txt" 2>&1
-      grep -E "^(size|-|512x4096|2\^2[048]) .*(softmargin auto  |native|team|range|unfused|loss_and|backward|cublas|CUB|empty)" \
-        "$OUT/perf_forward.txt"
-      grep -E "CHECK FAILED" "$OUT/perf_forward.txt"
+      "$bench" --sizes="$sizes" --benchmark_min_time="${MIN_TIME:-0.02}" --benchmark_filter="${FILTER:-.}" \
+        --benchmark_out="$OUT/bench.json" --benchmark_out_format=json > "$OUT/bench.txt" 2>&1
+      grep -E "CHECK FAILED|failed their check" "$OUT/bench.txt"
+      python3 perf_tests/bench_json.py table "$OUT/bench.json" \
+        --filter '(forward_mean/(auto|native)|backward/auto|fused/auto|cublas|KokkosBlas|CUB|unfused)/hot' |
+        grep -E "^\| (size|---|512x4096|2\^(16|20|24|28)) "
       [ "${PERF_TORCH:-1}" = 0 ] ||
-      PYTHONUNBUFFERED=1 python3 perf_tests/torch_softmargin.py --sizes "$sizes" --csv "$OUT/perf_torch.csv" \
+      PYTHONUNBUFFERED=1 python3 perf_tests/torch_softmargin.py --sizes "$sizes" --json "$OUT/torch.json" \
         > "$OUT/perf_torch.txt" 2>&1
       grep -E "512x4096|2\^28" "$OUT/perf_torch.txt"
       ;;
@@ -95,25 +102,26 @@ for stage in $stages; do
       # Native-kernel launch settings: programmatic dependent launch on/off, blocks per multiprocessor.
       for pdl in 1 0; do
         for t in ${TUNE_TEAMS:-2 3 4 6}; do
-          SOFTMARGIN_CUDA_PDL=$pdl SOFTMARGIN_TEAMS_PER_SM=$t build/cuda/perf_tests/softmargin_perf_forward \
-            --sizes "${TUNE_SIZES:-2^16,512x4096,2^24}" --reps 50 > "/tmp/tune_${pdl}_$t.txt" 2>&1
+          SOFTMARGIN_CUDA_PDL=$pdl SOFTMARGIN_TEAMS_PER_SM=$t "$bench" --sizes="${TUNE_SIZES:-2^16,512x4096,2^24}" \
+            --benchmark_filter='(softmargin/(forward_mean|backward)/(auto|native)|cublasSdot)/hot' \
+            --benchmark_min_time=0.05 > "/tmp/tune_${pdl}_$t.txt" 2>&1
           echo "== PDL $pdl, blocks per SM $t" | tee -a "$OUT/tune.txt"
-          grep -E " (softmargin (auto|native|backward)|cublasSdot) " "/tmp/tune_${pdl}_$t.txt" | tee -a "$OUT/tune.txt"
+          grep -E "^(softmargin|peer)/" "/tmp/tune_${pdl}_$t.txt" | tee -a "$OUT/tune.txt"
         done
       done
       ;;
     repeat)
       # The same latency rows several times, to show the spread between runs of the same build.
       for r in $(seq "${REPEAT_RUNS:-5}"); do
-        build/cuda/perf_tests/softmargin_perf_forward --sizes "${REPEAT_SIZES:-512x4096,2^21}" --reps 100 \
-          --modes hot --only "native,cublasSdot" > "/tmp/repeat_$r.txt" 2>&1
+        "$bench" --sizes="${REPEAT_SIZES:-512x4096,2^21}" --benchmark_min_time=0.05 \
+          --benchmark_filter='(forward_mean/native|cublasSdot)/hot' > "/tmp/repeat_$r.txt" 2>&1
         echo "== run $r" | tee -a "$OUT/repeat.txt"
-        grep -E " hot +(softmargin native|cublasSdot) " "/tmp/repeat_$r.txt" | tee -a "$OUT/repeat.txt"
+        grep -E "^(softmargin|peer)/" "/tmp/repeat_$r.txt" | tee -a "$OUT/repeat.txt"
       done
       ;;
     ab)
       # Variant builds, all at once: this tree with the variant's files over it, against the Kokkos built above.
-      bins=("this:build/cuda/perf_tests/softmargin_perf_forward")
+      bins=("this:$bench")
       for v in .deps/variants/*/; do
         name=$(basename "$v")
         src="/tmp/variant_$name"
@@ -121,19 +129,19 @@ for stage in $stages; do
           cp -r "$v." "$src/" || exit 1
         ( cmake -S "$src" -B "$src/build" -DCMAKE_BUILD_TYPE=Release -DKokkos_ROOT="$PWD/build/cuda/_deps/kokkos/install" \
             -DSOFTMARGIN_ENABLE_TESTS=OFF -DSOFTMARGIN_ENABLE_EXAMPLES=OFF > "/tmp/variant_$name.log" 2>&1 &&
-          cmake --build "$src/build" -j "$(nproc)" --target softmargin_perf_forward >> "/tmp/variant_$name.log" 2>&1 ||
+          cmake --build "$src/build" -j "$(nproc)" --target softmargin_bench >> "/tmp/variant_$name.log" 2>&1 ||
           { echo "variant $name: build failed"; tail -30 "/tmp/variant_$name.log"; } ) &
-        bins+=("$name:$src/build/perf_tests/softmargin_perf_forward")
+        bins+=("$name:$src/build/perf_tests/softmargin_bench")
       done
       wait
       echo "variant builds: $(( $(date +%s) - t0 )) s"
       for r in $(seq "${AB_RUNS:-8}"); do
         for b in "${bins[@]}"; do
           [ -x "${b#*:}" ] || continue
-          "${b#*:}" --sizes "${AB_SIZES:-512x4096}" --reps 100 --modes hot --only "native,auto,cublasSdot" \
-            > /tmp/ab.txt 2>&1
+          "${b#*:}" --sizes="${AB_SIZES:-512x4096}" --benchmark_min_time=0.05 \
+            --benchmark_filter='(forward_mean/(native|auto)|cublasSdot)/hot' > /tmp/ab.txt 2>&1
           grep -E "CHECK FAILED" /tmp/ab.txt
-          grep -E " hot +(softmargin (native|auto) |cublasSdot)" /tmp/ab.txt | sed "s/^/${b%%:*} run $r: /" |
+          grep -E "^(softmargin|peer)/" /tmp/ab.txt | sed "s/^/${b%%:*} run $r: /" |
             tee -a "$OUT/ab.txt"
         done
       done
@@ -142,11 +150,11 @@ for stage in $stages; do
       nvcc -O3 -std=c++17 -arch=sm_90 perf_tests/tune/native_reduce_shapes.cu -lcublas -o /tmp/native_reduce_shapes ||
         exit 1
       for r in $(seq "${GAP_RUNS:-4}"); do
-        for opts in "" "--separate" "--stream own" "--separate --stream own"; do
+        for opts in "" "--separate" "--stream=own" "--separate --stream=own"; do
           # shellcheck disable=SC2086
-          build/cuda/perf_tests/softmargin_perf_forward --sizes 512x4096 --reps 100 --modes hot \
-            --only "native,cublasSdot" $opts > /tmp/gap.txt 2>&1
-          grep -E " hot +(softmargin native |cublasSdot|empty CUDA)" /tmp/gap.txt |
+          "$bench" --sizes=512x4096 --benchmark_min_time=0.05 \
+            --benchmark_filter='(forward_mean/native|cublasSdot)/hot|empty_cuda' $opts > /tmp/gap.txt 2>&1
+          grep -E "^(softmargin|peer|launch)/" /tmp/gap.txt |
             sed "s/^/run $r, library ${opts:-default}: /" | tee -a "$OUT/gap.txt"
         done
         /tmp/native_reduce_shapes 2097152 4 100 | grep -E "^(cublasSdot|empty|block  256  unroll 4  3/SM)" |
@@ -161,7 +169,8 @@ for stage in $stages; do
 dram__bytes_read.sum,lts__t_sectors_op_read.sum,sm__throughput.avg.pct_of_peak_sustained_elapsed
       for k in reduce_kernel "dot_kernel|reduce_1Block"; do
         ncu --csv --metrics "$metrics" --kernel-name "regex:$k" --launch-skip 4 --launch-count 6 \
-          build/cuda/perf_tests/softmargin_perf_forward --sizes 512x4096 --reps 5 2>&1 | grep '^"' >> "$OUT/ncu.csv"
+          "$bench" --sizes=512x4096 --benchmark_min_time=0.001 \
+            --benchmark_filter='(forward_mean/native|cublasSdot)/hot/isolated' 2>&1 | grep '^"' >> "$OUT/ncu.csv"
       done
       grep -c gpu__time_duration "$OUT/ncu.csv"
       ;;
