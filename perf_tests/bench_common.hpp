@@ -33,7 +33,7 @@ struct Shape {
 struct Options {
   std::vector<Shape> sizes;
   std::string peers;        ///< "cublas" or "kokkosblas": which library's dot and axpy the ratios are taken to
-  int batch = 0;            ///< calls per pipelined batch (0: 100 up to 2^24 elements, 10 above)
+  int batch = 0;            ///< calls per pipelined batch (0: 100 on a device up to 2^24 elements, else 10)
   bool separate = false;    ///< one allocation per copy of a buffer (default: one per buffer, holding every copy)
   bool own_stream = false;  ///< CUDA: run everything on a non-blocking stream of the program's own
   std::uint64_t seed = 0;   ///< of the inputs (default: a fresh one per run)

@@ -6,8 +6,8 @@
 // Rows are named VARIANT/L2/TIMING/rows:R/cols:C, e.g. softmargin/forward_mean/native/hot/pipelined/rows:512/cols:4096:
 //   L2      hot: one buffer set, reused; cold (sizes whose x and y fit in the last-level cache): a rotation through
 //           buffer sets covering four times that cache, so that every call reads from memory;
-//   TIMING  isolated: each iteration is one call between fences; pipelined: a batch of back-to-back calls (100 up to
-//           2^24 elements, 10 above; --batch) between two timestamps.
+//   TIMING  isolated: each iteration is one call between fences; pipelined: a batch of back-to-back calls between two
+//           timestamps (--batch; default 100 on a device up to 2^24 elements, else 10).
 // Counters, per call whatever the batch, medians over the iterations: us, GB/s (compulsory traffic: x and y read, 8
 // bytes per element; 12 when a full-size output is written too), rel_err (the first call against fp64; a variant
 // that fails is not timed and the exit status is 1), and against the peer moving the same bytes (a dot, or an axpy:

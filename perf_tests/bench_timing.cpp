@@ -116,7 +116,11 @@ void run_timed(benchmark::State& state, const Variant& v, const Shape& shape, in
     peer = find_variant(peer_name(v.peer));
     if (peer && !(checked_error(*peer, b) < peer->tol)) peer = nullptr;
   }
-  const int batch = !pipelined ? 1 : options().batch > 0 ? options().batch : n > (Index(1) << 24) ? 10 : 100;
+  // Default batch: 100 calls on a device up to 2^24 elements, else 10 (a host call is synchronous and long anyway).
+  const int batch = !pipelined                          ? 1
+                    : options().batch > 0               ? options().batch
+                    : kHostExec || n > (Index(1) << 24) ? 10
+                                                        : 100;
   Rotation mine{copies, 0}, theirs{copies, copies / 2};
 
   // Warm-up: a few calls (through the copies, up to 1000), and 20 ms of them after an idle spell, so that the
