@@ -63,11 +63,21 @@ for stage in shapes timeline gapstudy; do
 done
 [ -z "${stages// /}" ] && exit 0
 t0=$(date +%s)
+# Google Benchmark for the benchmark: the system's, else Debian's packages carried in .deps/ (fetched on a Debian
+# machine with `apt-get download libbenchmark-dev libbenchmark1debian`), unpacked under /tmp/gbench.
+gb=()
+if [ ! -f /usr/lib/x86_64-linux-gnu/cmake/benchmark/benchmarkConfig.cmake ] && ls .deps/libbenchmark*.deb >/dev/null 2>&1; then
+  mkdir -p /tmp/gbench
+  for d in .deps/libbenchmark*.deb; do
+    if command -v dpkg-deb >/dev/null; then dpkg-deb -x "$d" /tmp/gbench; else ar p "$d" data.tar.xz | tar -xJ -C /tmp/gbench; fi
+  done
+  gb=(-Dbenchmark_DIR=/tmp/gbench/usr/lib/x86_64-linux-gnu/cmake/benchmark)
+fi
 kk="$(ls "$PWD"/.deps/kokkos-kernels-*.tar.gz "$PWD"/../shared/deps/kokkos-kernels-*.tar.gz 2>/dev/null | head -1)"
 bench=build/cuda/perf_tests/softmargin_bench
 if [ ! -x "$tests" ]; then
   cmake --preset cuda -DSOFTMARGIN_KOKKOS_SOURCE="$PWD/.deps/kokkos_5.0.2.orig.tar.gz" \
-    -DSOFTMARGIN_GTEST_SOURCE="$PWD/.deps/googletest" ${kk:+-DSOFTMARGIN_KOKKOSKERNELS_SOURCE="$kk"} \
+    -DSOFTMARGIN_GTEST_SOURCE="$PWD/.deps/googletest" ${kk:+-DSOFTMARGIN_KOKKOSKERNELS_SOURCE="$kk"} "${gb[@]}" \
     > /tmp/configure.log 2>&1 || { tail -50 /tmp/configure.log; exit 1; }
 fi
 # (The build log stays out of $OUT unless the build fails: the device tool returns at most 8 files.)
@@ -128,7 +138,7 @@ for stage in $stages; do
         rm -rf "$src" && mkdir -p "$src" && tar --exclude=./build --exclude=./.deps -cf - . | tar -C "$src" -xf - &&
           cp -r "$v." "$src/" || exit 1
         ( cmake -S "$src" -B "$src/build" -DCMAKE_BUILD_TYPE=Release -DKokkos_ROOT="$PWD/build/cuda/_deps/kokkos/install" \
-            -DSOFTMARGIN_ENABLE_TESTS=OFF -DSOFTMARGIN_ENABLE_EXAMPLES=OFF > "/tmp/variant_$name.log" 2>&1 &&
+            -DSOFTMARGIN_ENABLE_TESTS=OFF -DSOFTMARGIN_ENABLE_EXAMPLES=OFF "${gb[@]}" > "/tmp/variant_$name.log" 2>&1 &&
           cmake --build "$src/build" -j "$(nproc)" --target softmargin_bench >> "/tmp/variant_$name.log" 2>&1 ||
           { echo "variant $name: build failed"; tail -30 "/tmp/variant_$name.log"; } ) &
         bins+=("$name:$src/build/perf_tests/softmargin_bench")
