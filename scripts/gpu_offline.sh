@@ -12,8 +12,9 @@
 #   configure, build   cmake --preset cuda with the local sources, then the library, tests, benchmark, examples
 #   test               ctest --preset cuda (the CUDA unit tests)
 #   reference          the reference problem (x, y fp32 512x4096, mean): loss, fp64 agreement, time per call
-#   --bench            the benchmark at $BENCH_SIZES (default 2^10:2^28,512x4096), and PyTorch's
-#                      nn.SoftMarginLoss at the same sizes when python3 has torch
+#   --bench            the benchmark at $BENCH_SIZES (default 2^10:2^28,512x4096; more options in $BENCH_ARGS,
+#                      e.g. "--modes hot --reps 20"), and PyTorch's nn.SoftMarginLoss at the same sizes when
+#                      $PYTHON (default python3) has torch
 #   --huge             the opt-in N = 2^31 + 5 test (SOFTMARGIN_TEST_HUGE=1, about 18 GB of device memory)
 #   --sanitize         compute-sanitizer memcheck, racecheck and synccheck over each CUDA test executable, the three
 #                      tools at once, each within $SANITIZE_TIMEOUT seconds (default 1800)
@@ -46,6 +47,7 @@ jobs="${JOBS:-$(nproc)}"
 mkdir -p "$out" && out="$(cd "$out" && pwd)" || exit 1
 : > "$out/summary.txt"
 command -v nvcc >/dev/null || export PATH="$PATH:${CUDA_HOME:-/usr/local/cuda}/bin"
+export OMP_PROC_BIND="${OMP_PROC_BIND:-false}"  # host threads unpinned, as in scripts/reference.sh and the tests
 
 failed=0
 note() { echo "$*" | tee -a "$out/summary.txt"; }
@@ -83,7 +85,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>
 
 # --- Unit tests. ---
 t0=$SECONDS
-tests_line() { grep -E '^\[  (PASSED|FAILED) |tests passed' "$out/ctest.log" | tr -s ' ' | paste -sd ';' -; }
+tests_line() { grep -E '\[  (PASSED|FAILED)  \]|tests passed' "$out/ctest.log" | tr -s ' ' | paste -sd ';' -; }
 if ctest --preset "$preset" --verbose > "$out/ctest.log" 2>&1; then
   note "test: $(tests_line), $((SECONDS - t0)) s"
 else
@@ -94,18 +96,18 @@ mapfile -t test_exes < <(find "$build/unit_tests" -maxdepth 2 -type f -executabl
 
 if [ "$huge" = 1 ]; then
   for exe in "${test_exes[@]}"; do
-    if SOFTMARGIN_TEST_HUGE=1 "$exe" --gtest_filter='*huge*' > "$out/huge.log" 2>&1; then
-      note "huge ($(basename "$exe")): $(grep -E '^\[  PASSED' "$out/huge.log" | tail -1)"
+    log="$out/huge_$(basename "$exe").log"
+    if SOFTMARGIN_TEST_HUGE=1 "$exe" --gtest_filter='*huge*' > "$log" 2>&1; then
+      note "huge ($(basename "$exe")): $(grep -E '^\[ +(OK|PASSED) ' "$log" | tr -s ' ' | paste -sd ';' -)"
     else
-      fail "huge ($(basename "$exe"), $out/huge.log)"
+      fail "huge ($(basename "$exe"), $log)"
     fi
   done
 fi
 
 # --- The reference problem. ---
 if "$build/examples/softmargin_reference_problem" > "$out/reference.log" 2>&1; then
-  note "reference: $(grep -E 'relative error' "$out/reference.log" | sed 's/^ *//'); $(grep -E 'time per call' \
-    "$out/reference.log" | sed 's/^ *//')"
+  note "reference: $(grep -E 'relative error|time per call' "$out/reference.log" | sed 's/^ *//' | tr -s ' ' | paste -sd ';' -)"
 else
   cat "$out/reference.log"
   fail "reference problem ($out/reference.log)"
@@ -114,8 +116,11 @@ fi
 # --- Benchmark, and PyTorch at the same sizes. ---
 if [ "$bench" = 1 ]; then
   sizes="${BENCH_SIZES:-2^10:2^28,512x4096}"
+  python="${PYTHON:-python3}"
   t0=$SECONDS
-  if "$build/perf_tests/softmargin_perf_forward" --sizes "$sizes" --csv "$out/bench.csv" > "$out/bench.txt" 2>&1 &&
+  # shellcheck disable=SC2086  # BENCH_ARGS: words to split
+  if "$build/perf_tests/softmargin_perf_forward" --sizes "$sizes" --csv "$out/bench.csv" ${BENCH_ARGS:-} \
+    > "$out/bench.txt" 2>&1 &&
     ! grep -q "CHECK FAILED" "$out/bench.txt"; then
     note "bench: ok, $((SECONDS - t0)) s ($out/bench.txt, bench.csv)"
     grep -E "^(size|512x4096|2\^28) " "$out/bench.txt" | grep -E "size|softmargin (auto|backward|loss_and_grad) |cublas"
@@ -123,15 +128,15 @@ if [ "$bench" = 1 ]; then
     grep -E "CHECK FAILED|error" "$out/bench.txt" | head -20
     fail "bench ($out/bench.txt)"
   fi
-  if python3 -c "import torch" 2>/dev/null; then
-    if python3 perf_tests/torch_softmargin.py --sizes "$sizes" --csv "$out/torch.csv" > "$out/torch.txt" 2>&1; then
+  if "$python" -c "import torch" 2>/dev/null; then
+    if "$python" perf_tests/torch_softmargin.py --sizes "$sizes" --csv "$out/torch.csv" > "$out/torch.txt" 2>&1; then
       note "torch: ok ($out/torch.txt, torch.csv)"
       grep -E "^(size|512x4096|2\^28) " "$out/torch.txt"
     else
       fail "torch ($out/torch.txt)"
     fi
   else
-    note "torch: skipped (python3 has no torch)"
+    note "torch: skipped ($python has no torch)"
   fi
 fi
 
