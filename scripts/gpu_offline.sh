@@ -107,7 +107,8 @@ fi
 
 # --- The reference problem. ---
 if "$build/examples/softmargin_reference_problem" > "$out/reference.log" 2>&1; then
-  note "reference: $(grep -E 'relative error|time per call' "$out/reference.log" | sed 's/^ *//' | tr -s ' ' | paste -sd ';' -)"
+  note "reference: $(grep -E 'relative error|time per call' "$out/reference.log" | sed 's/^ *//' | tr -s ' ' |
+    paste -sd ';' -)"
 else
   cat "$out/reference.log"
   fail "reference problem ($out/reference.log)"
