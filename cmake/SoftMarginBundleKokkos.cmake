@@ -8,7 +8,7 @@
 # Kokkos' installed config names two paths of the tree it was built in: the install prefix (a fallback search hint)
 # and, in a CUDA build, its compiler (nvcc_wrapper in the Kokkos source). At install time the first becomes the new
 # prefix and the second the nvcc_wrapper installed with Kokkos, found relative to the config file; the install fails
-# if any other path into the Kokkos build area remains.
+# if any path into the Kokkos build area (build tree/_deps/kokkos) remains.
 set(SOFTMARGIN_KOKKOS_BUNDLED OFF)
 set(SOFTMARGIN_KOKKOS_CONFIG_DIR "${Kokkos_DIR}")
 set(_sm_kokkos_root "${CMAKE_BINARY_DIR}/_deps/kokkos")
@@ -37,18 +37,15 @@ file(GLOB _sm_files "${_sm_config_dir}/*.cmake")
 foreach(_sm_file IN LISTS _sm_files)
   file(READ "${_sm_file}" _sm_text)
   set(_sm_before "${_sm_text}")
-  # Kokkos' compiler when it lies in the Kokkos build area (a CUDA build's nvcc_wrapper): the copy in <prefix>/bin.
+  # Kokkos' compiler when it is one of Kokkos' own scripts (a CUDA build's nvcc_wrapper, in the Kokkos source): the
+  # copy installed in <prefix>/bin.
   if(_sm_text MATCHES "set\\(Kokkos_CXX_COMPILER \"([^\"]*)\"\\)")
     set(_sm_compiler "${CMAKE_MATCH_1}")
-    string(FIND "${_sm_compiler}" "${_sm_kokkos_root}/" _sm_at)
-    if(_sm_at EQUAL 0)
-      get_filename_component(_sm_name "${_sm_compiler}" NAME)
-      if(NOT EXISTS "${_sm_config_dir}/${_sm_config_to_prefix}/bin/${_sm_name}")
-        message(FATAL_ERROR "SoftMargin: Kokkos' compiler ${_sm_compiler} has no installed copy in bin/")
-      endif()
+    get_filename_component(_sm_name "${_sm_compiler}" NAME)
+    if(EXISTS "${_sm_config_dir}/${_sm_config_to_prefix}/bin/${_sm_name}")
+      set(_sm_installed "\${CMAKE_CURRENT_LIST_DIR}/${_sm_config_to_prefix}/bin/${_sm_name}")
       string(REPLACE "set(Kokkos_CXX_COMPILER \"${_sm_compiler}\")"
-                     "get_filename_component(Kokkos_CXX_COMPILER \"\${CMAKE_CURRENT_LIST_DIR}/${_sm_config_to_prefix}/bin/${_sm_name}\" ABSOLUTE)"
-                     _sm_text "${_sm_text}")
+                     "get_filename_component(Kokkos_CXX_COMPILER \"${_sm_installed}\" ABSOLUTE)" _sm_text "${_sm_text}")
     endif()
   endif()
   string(REPLACE "${_sm_old_prefix}" "${CMAKE_INSTALL_PREFIX}" _sm_text "${_sm_text}")
