@@ -46,7 +46,7 @@ __global__ void __launch_bounds__(kBlock, Tuning::resident_blocks_per_sm) map_ke
 template <class... Params, class... Args>
 void launch(const char* label, const Kokkos::Cuda& space, void (*kernel)(Params...), unsigned grid, Args&&... args);
 template <auto Kernel>
-unsigned grid_for(const Kokkos::Cuda& space, std::size_t n, std::size_t work, int max_per_sm);
+unsigned grid_for(const Kokkos::Cuda& space, std::size_t work, int per_sm);
 }  // namespace CudaNative
 
 template <>
@@ -65,7 +65,8 @@ struct Backend<Kokkos::Cuda> {
     auto ws = Workspace<Kokkos::Cuda, A>::acquire(space, kMaxDeviceTeams);
     const auto run = [&]<int MinBlocks>(int grid_per_sm) {
       constexpr auto kernel = reduce_kernel<Op, RV, Index, MinBlocks>;
-      const unsigned grid = std::min<unsigned>(grid_for<kernel>(space, n, work, grid_per_sm), kMaxDeviceTeams);
+      const int per_sm = std::min(grid_blocks_per_sm(n), grid_per_sm);
+      const unsigned grid = std::min<unsigned>(grid_for<kernel>(space, work, per_sm), kMaxDeviceTeams);
       launch(Op::labels.native, space, kernel, grid, op, result, ws->partials.data(), ws->ticket.data(),
              static_cast<Index>(n), divisor, packed);
     };
@@ -86,8 +87,11 @@ struct Backend<Kokkos::Cuda> {
     constexpr auto kernel = map_kernel<Op, Index>;
     const bool packed = use_packs(op);
     const std::size_t work = packed ? n / Op::pack_type::width : n;
-    launch(Op::labels.native, space, kernel, grid_for<kernel>(space, n, work, Tuning::bandwidth_blocks_per_sm), op,
-           static_cast<Index>(n), packed);
+    const bool tuned = launch_options().blocks_per_sm == 0;
+    const int max_per_sm =
+        n < Tuning::latency_max_n ? Tuning::map_latency_grid_blocks_per_sm : Tuning::bandwidth_blocks_per_sm;
+    const int per_sm = tuned && n < Tuning::latency_max_n ? max_per_sm : std::min(grid_blocks_per_sm(n), max_per_sm);
+    launch(Op::labels.native, space, kernel, grid_for<kernel>(space, work, per_sm), op, static_cast<Index>(n), packed);
   }
 };
 
@@ -96,18 +100,17 @@ namespace CudaNative {
 // ---------------------------------------------------------------------------------------------------------------
 // The launch.
 
-/// One wave of grid_blocks_per_sm(n) blocks per multiprocessor for n elements, at most `max_per_sm` and at most
-/// what is resident, never more blocks than there are block-sized tiles of `work` items (packs or elements).
+/// One wave of `per_sm` blocks per multiprocessor (fewer if fewer are resident), never more blocks than there are
+/// block-sized tiles of `work` items (packs or elements).
 template <auto Kernel>
-unsigned grid_for(const Kokkos::Cuda& space, std::size_t n, std::size_t work, int max_per_sm) {
+unsigned grid_for(const Kokkos::Cuda& space, std::size_t work, int per_sm) {
   static const int resident = [] {  // queried once per kernel
     int b = 0;
     if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, Kernel, kBlock, 0) != cudaSuccess || b < 1) b = 1;
     return b;
   }();
   const std::size_t sms = static_cast<std::size_t>(space.cuda_device_prop().multiProcessorCount);
-  const int per_sm = std::min({grid_blocks_per_sm(n), max_per_sm, resident});
-  std::size_t grid = sms * static_cast<std::size_t>(per_sm);
+  std::size_t grid = sms * static_cast<std::size_t>(std::min(per_sm, resident));
   grid = std::min(grid, (work + kBlock - 1) / kBlock);
   return static_cast<unsigned>(std::max<std::size_t>(grid, 1));
 }
@@ -231,7 +234,7 @@ template <class Op, class Index>
 __global__ void __launch_bounds__(kBlock, Tuning::resident_blocks_per_sm)
     map_kernel(const Op op, const Index n, const bool packed) {
   stream_order_prologue();
-  for_share<1>(op, n, packed, GridShareOf<Index>());
+  for_share<Tuning::map_unroll>(op, n, packed, GridShareOf<Index>());
 }
 
 }  // namespace CudaNative

@@ -36,6 +36,11 @@ struct TuningHopper90 {
   static constexpr int gather = 16;
   /// Packs a native reduce thread loads before their arithmetic (8 in flight measured no faster than 4).
   static constexpr int reduce_unroll = 4;
+  /// Packs a native map thread (gradient, reduction none) loads before their arithmetic: 2 fit in 40 registers.
+  static constexpr int map_unroll = 2;
+  /// Grid blocks per multiprocessor of a native map below latency_max_n: every resident slot (a map publishes no
+  /// partials, so more blocks only shorten each thread's chain of dependent loads).
+  static constexpr int map_latency_grid_blocks_per_sm = 6;
 
   /// Grid blocks per multiprocessor for n elements: fewer partials and a shorter tail below 2^22 and 2^23, more loads
   /// in flight above (the team kernels' sweep over N).
