@@ -1,7 +1,7 @@
 // The MPI layer from an installed SoftMargin: each rank holds one element; the global sum is every rank's loss.
-#include <SoftMargin_MPI.hpp>
 #include <mpi.h>
 
+#include <SoftMargin_MPI.hpp>
 #include <cmath>
 #include <cstdio>
 
@@ -15,8 +15,8 @@ int main(int argc, char* argv[]) {
     Kokkos::View<double*> x("x", 1), y("y", 1);
     Kokkos::deep_copy(x, static_cast<double>(rank));
     Kokkos::deep_copy(y, -1.0);
-    const double sum = softmargin::mpi::loss(MPI_COMM_WORLD, Kokkos::DefaultExecutionSpace(), x, y,
-                                             softmargin::Reduction::Sum);
+    const double sum =
+        softmargin::mpi::loss(MPI_COMM_WORLD, Kokkos::DefaultExecutionSpace(), x, y, softmargin::Reduction::Sum);
     double expect = 0;
     for (int r = 0; r < ranks; ++r) expect += r + std::log1p(std::exp(-static_cast<double>(r)));
     if (rank == 0) std::printf("consumer_mpi: %d ranks, sum = %.12g, expected %.12g\n", ranks, sum, expect);

@@ -44,7 +44,7 @@ void every_call_fails(const Problem<double>& p, YOf&& y_of, ROf&& reduction_of, 
     expect_same_error([&] { call([&](const auto& y) { loss(MPI_COMM_WORLD, space, p.lx, y, result, r); }); }, ranks,
                       problem);
   }
-  for (Transport t : {Transport::HostStaged, Transport::DeviceDirect}) {
+  for (Transport t : transports()) {
     SCOPED_TRACE(std::string("loss, ") + to_string(t));
     expect_same_error(
         [&] {

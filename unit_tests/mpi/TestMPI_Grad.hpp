@@ -47,7 +47,7 @@ void gradient_cases(bool empty) {
       backward(MPI_COMM_WORLD, space, p.lx, p.ly, upstream_view, grad, r);
       expect_rows(p, grad, full);
 
-      for (Transport t : {Transport::HostStaged, Transport::DeviceDirect}) {
+      for (Transport t : transports()) {
         SCOPED_TRACE(to_string(t));
         Kokkos::deep_copy(grad, T(0));
         Impl::loss_and_grad(MPI_COMM_WORLD, space, p.lx, p.ly, loss_out, grad, r, upstream, Algorithm::Auto, t);

@@ -32,6 +32,13 @@ inline int size(MPI_Comm comm = MPI_COMM_WORLD) {
   return s;
 }
 
+/// The transports a test can run here: HostStaged always; DeviceDirect where the MPI library may read the
+/// execution space's memory (host memory, or CUDA memory with a CUDA-aware MPI).
+inline std::vector<Transport> transports() {
+  if (Impl::host_memory_v<Exec> || cuda_aware()) return {Transport::HostStaged, Transport::DeviceDirect};
+  return {Transport::HostStaged};
+}
+
 /// A fresh seed drawn by rank 0 and shared with every rank (printed with failures by the callers' SCOPED_TRACE).
 inline std::uint64_t shared_seed() {
   std::uint64_t seed = 0;
