@@ -44,8 +44,9 @@ template <class ExecSpace, class XView, class YView, class ResultView>
 requires(Kokkos::is_execution_space_v<ExecSpace>&& Kokkos::is_view_v<ResultView>) void loss(
     MPI_Comm comm, const ExecSpace& space, const XView& x, const YView& y, const ResultView& result,
     Reduction reduction = Reduction::Mean, Algorithm algorithm = Algorithm::Auto) {
-  Impl::static_check_result<ExecSpace, ResultView>();
-  Impl::loss(comm, space, x, y, result, reduction, algorithm, Impl::transport<ExecSpace>());
+  if constexpr (softmargin::Impl::check_input_types<ExecSpace, XView, YView>() &&
+                Impl::check_result_type<ExecSpace, ResultView>())
+    Impl::loss(comm, space, x, y, result, reduction, algorithm, Impl::transport<ExecSpace>());
 }
 
 /// \brief Global SoftMarginLoss returned on every rank (blocking); stages through host memory.
@@ -54,7 +55,8 @@ requires(Kokkos::is_execution_space_v<ExecSpace>&& Kokkos::is_view_v<XView>) typ
     loss(MPI_Comm comm, const ExecSpace& space, const XView& x, const YView& y, Reduction reduction = Reduction::Mean,
          Algorithm algorithm = Algorithm::Auto) {
   typename XView::non_const_value_type value{};
-  Impl::loss(comm, space, x, y, Impl::host_scalar(value), reduction, algorithm, Transport::HostStaged);
+  if constexpr (softmargin::Impl::check_input_types<ExecSpace, XView, YView>())
+    Impl::loss(comm, space, x, y, Impl::host_scalar(value), reduction, algorithm, Transport::HostStaged);
   return value;
 }
 
@@ -65,8 +67,11 @@ template <class ExecSpace, class XView, class YView, class ResultView>
 requires(Kokkos::is_execution_space_v<ExecSpace>&& Kokkos::is_view_v<ResultView>) [[nodiscard]] Request
     iloss(MPI_Comm comm, const ExecSpace& space, const XView& x, const YView& y, const ResultView& result,
           Reduction reduction = Reduction::Mean, Algorithm algorithm = Algorithm::Auto) {
-  Impl::static_check_result<ExecSpace, ResultView>();
-  return Impl::iloss(comm, space, x, y, result, reduction, algorithm);
+  if constexpr (softmargin::Impl::check_input_types<ExecSpace, XView, YView>() &&
+                Impl::check_result_type<ExecSpace, ResultView>())
+    return Impl::iloss(comm, space, x, y, result, reduction, algorithm);
+  else
+    return Request();
 }
 
 // =================================================================================================================
@@ -82,7 +87,10 @@ template <class ExecSpace, class XView, class YView, class Upstream, class GradV
 requires(Kokkos::is_execution_space_v<ExecSpace>&& Kokkos::is_view_v<GradView>) void backward(
     MPI_Comm comm, const ExecSpace& space, const XView& x, const YView& y, const Upstream& grad_loss,
     const GradView& grad_x, Reduction reduction = Reduction::Mean, Algorithm algorithm = Algorithm::Auto) {
-  Impl::backward(comm, space, x, y, grad_loss, grad_x, reduction, algorithm);
+  if constexpr (softmargin::Impl::check_input_types<ExecSpace, XView, YView>() &&
+                softmargin::Impl::check_grad_type<ExecSpace, XView, GradView>() &&
+                softmargin::Impl::check_upstream_type<ExecSpace, XView, Upstream, false>())
+    Impl::backward(comm, space, x, y, grad_loss, grad_x, reduction, algorithm);
 }
 
 // =================================================================================================================
@@ -102,9 +110,12 @@ requires(Kokkos::is_execution_space_v<ExecSpace>&& Kokkos::is_view_v<LossView>&&
                                                              Reduction reduction = Reduction::Mean,
                                                              const Upstream& grad_loss = Upstream(1),
                                                              Algorithm algorithm = Algorithm::Auto) {
-  Impl::static_check_result<ExecSpace, LossView>();
-  Impl::loss_and_grad(comm, space, x, y, loss_out, grad_x, reduction, grad_loss, algorithm,
-                      Impl::transport<ExecSpace>());
+  if constexpr (softmargin::Impl::check_input_types<ExecSpace, XView, YView>() &&
+                Impl::check_result_type<ExecSpace, LossView>() &&
+                softmargin::Impl::check_grad_type<ExecSpace, XView, GradView>() &&
+                softmargin::Impl::check_upstream_type<ExecSpace, XView, Upstream, false>())
+    Impl::loss_and_grad(comm, space, x, y, loss_out, grad_x, reduction, grad_loss, algorithm,
+                        Impl::transport<ExecSpace>());
 }
 
 /// \brief Blocking fused pass: writes grad_x and returns the global loss on every rank.
@@ -116,8 +127,11 @@ requires(Kokkos::is_execution_space_v<ExecSpace>&& Kokkos::is_view_v<XView>&& Ko
                   Reduction reduction = Reduction::Mean, const Upstream& grad_loss = Upstream(1),
                   Algorithm algorithm = Algorithm::Auto) {
   typename XView::non_const_value_type value{};
-  Impl::loss_and_grad(comm, space, x, y, Impl::host_scalar(value), grad_x, reduction, grad_loss, algorithm,
-                      Transport::HostStaged);
+  if constexpr (softmargin::Impl::check_input_types<ExecSpace, XView, YView>() &&
+                softmargin::Impl::check_grad_type<ExecSpace, XView, GradView>() &&
+                softmargin::Impl::check_upstream_type<ExecSpace, XView, Upstream, false>())
+    Impl::loss_and_grad(comm, space, x, y, Impl::host_scalar(value), grad_x, reduction, grad_loss, algorithm,
+                        Transport::HostStaged);
   return value;
 }
 

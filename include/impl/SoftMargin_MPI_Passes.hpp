@@ -13,19 +13,9 @@
 
 namespace softmargin::mpi::Impl {
 
-/// A rank's partial sum: the type the single-process pass reduces into.
+/// A rank's partial sum: the single-process pass reduces into a double result whatever x's type.
 template <class T>
-using partial_t = T;
-
-template <class ExecSpace, class ResultView>
-constexpr void static_check_result() {
-  static_assert(Kokkos::is_view_v<ResultView> && ResultView::rank() == 0,
-                "softmargin::mpi: a reduced result must be a rank-0 View");
-  static_assert(std::is_floating_point_v<typename ResultView::value_type>,
-                "softmargin::mpi: a reduced result must hold a writable floating-point type");
-  static_assert(Kokkos::SpaceAccessibility<ExecSpace, typename ResultView::memory_space>::accessible,
-                "softmargin::mpi: a result's memory space is not accessible from the execution space");
-}
+using partial_t = double;
 
 /// A host number as a rank-0 View, for the blocking forms.
 template <class T>
@@ -106,8 +96,7 @@ void backward(MPI_Comm comm, const ExecSpace& space, const XView& x, const YView
   Scratch<ExecSpace, partial_t<T>, T> scratch;
   status.run([&] {
     check_inputs(where, reduction, algorithm, x, y);
-    check_grad(where, grad_x, x, y);
-    check_upstream(where, grad_loss, grad_x);
+    check_grad(where, grad_x, x, y, grad_loss);
     scratch.acquire(space);
   });
   std::array<double, 3> counts{static_cast<double>(x.size())};
@@ -135,8 +124,7 @@ void loss_and_grad(MPI_Comm comm, const ExecSpace& space, const XView& x, const 
   Scratch<ExecSpace, P, T> scratch;
   status.run([&] {
     check_inputs(where, reduction, algorithm, x, y);
-    check_grad(where, grad_x, x, y);
-    check_upstream(where, grad_loss, grad_x);
+    check_grad(where, grad_x, x, y, grad_loss);
     if constexpr (Kokkos::is_view_v<Upstream>)
       check_result(where, "loss_out", loss_out, x, y, grad_x, grad_loss);
     else
