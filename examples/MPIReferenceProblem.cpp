@@ -5,8 +5,8 @@
 //                                                            cost of the global calls against the local one
 //
 // Every rank generates the same inputs from one seed (drawn by rank 0) and takes its rows: an uneven split, rank r
-// holding a share proportional to r + 1. With --time each rank generates only its own slice (element i of the
-// global problem is a hash of i), so that 2^28 elements fit whatever the rank count.
+// holding a share proportional to r + 1. With --time the split is even, and each rank generates only its own slice
+// (element i of the global problem is a hash of i), so that 2^28 elements fit whatever the rank count.
 #include <mpi.h>
 
 #include <SoftMargin_MPI.hpp>
@@ -35,8 +35,10 @@ int size_of(MPI_Comm comm) {
   return s;
 }
 
-/// First of this rank's units (rows or elements) out of n: rank r holds a share proportional to r + 1.
-std::size_t first_unit(std::size_t n, int r, int ranks) {
+/// First of rank r's units (rows or elements) out of n: uneven, rank r holding a share proportional to r + 1, or
+/// even.
+std::size_t first_unit(std::size_t n, int r, int ranks, bool uneven = true) {
+  if (!uneven) return static_cast<std::size_t>(static_cast<double>(n) * r / ranks);
   const std::size_t total = static_cast<std::size_t>(ranks) * (ranks + 1) / 2;
   const std::size_t before = static_cast<std::size_t>(r) * (r + 1) / 2;
   return static_cast<std::size_t>(static_cast<double>(n) * before / total);
@@ -130,7 +132,7 @@ int timing(MPI_Comm comm, const std::vector<std::size_t>& sizes, int reps) {
         ranks, Exec::name(), to_string(softmargin::mpi::transport(space)), "N", "N_local", "local", "global_blocking",
         "global_result", "iloss_wait", "allreduce_only");
   for (std::size_t n : sizes) {
-    const std::size_t begin = first_unit(n, rank, ranks), local = first_unit(n, rank + 1, ranks) - begin;
+    const std::size_t begin = first_unit(n, rank, ranks, false), local = first_unit(n, rank + 1, ranks, false) - begin;
     Kokkos::View<float*, Mem> x("x", local), y("y", local);
     Kokkos::parallel_for(Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::size_t>>(space, 0, local),
                          Generate{x, y, begin});

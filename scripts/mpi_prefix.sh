@@ -3,13 +3,14 @@
 # without network, and writes PREFIX/env.sh, the environment that uses it:
 #
 #   scripts/mpi_prefix.sh DIR PREFIX && source PREFIX/env.sh
-#   cmake --preset cuda -DMPI_CXX_COMPILER="$MPICXX" -DMPIEXEC_EXECUTABLE="$MPIEXEC" ...
+#   cmake --preset cuda ...        # finds this MPI on PATH (or name it: -DMPI_CXX_COMPILER="$MPICXX")
 #   mpiexec -n 2 build/cuda/unit_tests/mpi/softmargin_mpi_tests_cuda
 #
 # - every .deb is unpacked with `dpkg -x` (checked against DIR/SHA256SUMS where present);
 # - Open MPI is relocated by OPAL_PREFIX=PREFIX/usr (components, help files, wrapper data) and PMIx by PMIX_PREFIX
 #   (with its data and component folders); the wrapper compiler is PREFIX/usr/bin/mpicxx.openmpi ($MPICXX), the
-#   launcher PREFIX/usr/bin/mpiexec.openmpi ($MPIEXEC, also `mpiexec` and `mpirun` in PREFIX/bin, on PATH);
+#   launcher PREFIX/usr/bin/mpiexec.openmpi ($MPIEXEC); PREFIX/bin, first on PATH, has them under their plain names
+#   (mpicxx, mpiexec, ...), which Debian's alternatives would give and dpkg -x does not;
 # - PREFIX/ld holds links to the libraries the dynamic loader must find there (LD_LIBRARY_PATH): Open MPI's and
 #   PMIx's own always, every other library only where the machine has none of that name, so that programs which do
 #   not use MPI keep the machine's own libraries;
@@ -39,8 +40,10 @@ for f in "$lib"/*.so.* "$lib"/pmix2/lib/*.so.*; do
     *) system_has "$name" || ln -sf "$f" "$prefix/ld/$name" ;;
   esac
 done
-ln -sf ../usr/bin/mpiexec.openmpi "$prefix/bin/mpiexec"
-ln -sf ../usr/bin/mpirun.openmpi "$prefix/bin/mpirun"
+# The plain names, for CMake's FindMPI; the wrapper reads the data file of the name it is called by (Debian ships a
+# file for each name).
+for name in mpiexec mpirun; do ln -sf ../usr/bin/orterun "$prefix/bin/$name"; done
+for name in mpicc mpicxx mpic++; do ln -sf ../usr/bin/opal_wrapper "$prefix/bin/$name"; done
 
 cat > "$prefix/env.sh" <<EOF
 # Open MPI unpacked under $prefix (scripts/mpi_prefix.sh).
