@@ -70,8 +70,7 @@ at::Tensor check_upstream(const char* op, const at::Tensor& grad_output, const L
     return g.dim() == 0 ? g : g.reshape({});
   }
   if (g.sizes() != args.x.sizes()) {
-    const auto shape = at::infer_size(args.x.sizes(), g.sizes());
-    TORCH_CHECK(c10::IntArrayRef(shape) == args.x.sizes(), op, ": grad_output of shape ", g.sizes(),
+    TORCH_CHECK(at::is_expandable_to(g.sizes(), args.x.sizes()), op, ": grad_output of shape ", g.sizes(),
                 " does not broadcast to the input's shape ", args.x.sizes());
     g = g.expand(args.x.sizes());
   }
