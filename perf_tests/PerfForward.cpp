@@ -470,7 +470,7 @@ int main(int argc, char* argv[]) {
       add(
           "softmargin auto (none)", [&](int k) { softmargin::loss(space, x[k], y[k], out[k], Reduction::None); },
           [&] { return std::abs(sum_of(out[0]) - ref * n) / (ref * n); }, 1e-5, 12, "cublasSaxpy");
-      if (softmargin::Impl::has_native_v<Exec>)
+      if (softmargin::Impl::Backend<Exec>::has_native)
         add(
             "softmargin native",
             [&](int k) { softmargin::loss(space, x[k], y[k], result, Reduction::Mean, Algorithm::Native); }, mean_err,

@@ -6,7 +6,7 @@
 #   harness  perf_tests/torch_harness.py: outputs of Model (nn.SoftMarginLoss), ModelNew and torch.compile(ModelNew())
 #            agree, then forward, forward+backward and CUDA-graph forward per call, 512x4096 fp32 mean
 #
-# Sources come from a folder (first argument, or SOFTMARGIN_DEPS; default .deps, else ../shared/deps):
+# Sources come from a folder (first argument, or SOFTMARGIN_DEPS_DIR; default .deps, else ../shared/deps):
 #   kokkos_5.0.2.orig.tar.gz   Kokkos (not needed when build/cuda/_deps/kokkos/install already exists: reused)
 #   python-debs/*.deb          Debian's pytest and its dependencies, used only if the interpreter lacks pytest
 #                              (fetch them on a machine with apt: scripts/torch_gpu.sh fetch-debs <folder>)
@@ -26,7 +26,7 @@ if [ "${1:-}" = fetch-debs ]; then
   exit $?
 fi
 
-deps="${1:-${SOFTMARGIN_DEPS:-}}"
+deps="${1:-${SOFTMARGIN_DEPS_DIR:-}}"
 if [ -z "$deps" ]; then
   if [ -d .deps ]; then deps=.deps; else deps=../shared/deps; fi
 fi
