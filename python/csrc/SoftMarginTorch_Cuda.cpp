@@ -112,35 +112,47 @@ std::tuple<at::Tensor, at::Tensor> loss_and_grad_cuda(const at::Tensor& input, c
   return Kernels<Kokkos::Cuda>::loss_and_grad(s.space(), args);
 }
 
-/// grad[i] *= *g for every element, unless *g == 1: a grid-stride loop over `workers` threads, each reading g once.
+/// grad[i] *= *g for every element, unless *g == 1: then every thread returns after one load of g (the backward of
+/// loss.backward(), whose upstream gradient is the engine's 1, costs a launch and no memory traffic).
 template <class T>
-struct ScaleUnlessOne {
-  T* grad;
-  const T* g;
-  std::int64_t n;
-  std::int64_t workers;
-  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t w) const {
-    const T s = *g;
-    if (s == T(1)) return;
-    for (std::int64_t i = w; i < n; i += workers) grad[i] *= s;
+__global__ void scale_unless_one_kernel(T* grad, const T* g, const std::int64_t n) {
+  const T s = *g;
+  if (s == T(1)) return;
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
+    grad[i] *= s;
+}
+
+/// Multiprocessors of a device (queried once per device).
+int multiprocessors(int device) {
+  static std::mutex mutex;
+  static std::map<int, int> count;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = count.find(device);
+  if (it == count.end()) {
+    int sms = 0;
+    C10_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    it = count.emplace(device, sms).first;
   }
-};
+  return it->second;
+}
 
 }  // namespace
 
 void scale_unless_one_cuda(at::Tensor& grad, const at::Tensor& g) {
   TORCH_INTERNAL_ASSERT(grad.is_non_overlapping_and_dense() && g.numel() == 1 && g.device() == grad.device() &&
                         g.scalar_type() == grad.scalar_type());
-  if (grad.numel() == 0) return;
+  const std::int64_t n = grad.numel();
+  if (n == 0) return;
   const c10::cuda::CUDAGuard guard(grad.device());
-  const StreamSpace s(grad.device());
+  constexpr int kBlock = 256;
+  const std::int64_t blocks = std::min<std::int64_t>((n + kBlock - 1) / kBlock, 4 * multiprocessors(grad.get_device()));
+  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream(grad.get_device()).stream();
   AT_DISPATCH_FLOATING_TYPES(grad.scalar_type(), "softmargin::scale_unless_one", [&] {
-    const std::int64_t n = grad.numel();
-    const std::int64_t workers = std::min<std::int64_t>(n, s.space().concurrency());
-    Kokkos::parallel_for("softmargin::torch::scale_grad",
-                         Kokkos::RangePolicy<Kokkos::Cuda, Kokkos::IndexType<std::int64_t>>(s.space(), 0, workers),
-                         ScaleUnlessOne<scalar_t>{grad.data_ptr<scalar_t>(), g.data_ptr<scalar_t>(), n, workers});
+    scale_unless_one_kernel<scalar_t>
+        <<<static_cast<unsigned>(blocks), kBlock, 0, stream>>>(grad.data_ptr<scalar_t>(), g.data_ptr<scalar_t>(), n);
   });
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
 }  // namespace softmargin::torch_ops

@@ -105,17 +105,20 @@ template <class T, class Device, std::size_t NOut, std::size_t NIn, class F>
 void with_views(const std::array<at::Tensor, NOut>& outs, const std::array<at::Tensor, NIn>& ins, F&& f) {
   constexpr std::size_t N = NOut + NIn;
   std::array<c10::IntArrayRef, N> strides;
-  for (std::size_t t = 0; t < NOut; ++t) strides[t] = outs[t].strides();
+  if constexpr (NOut > 0)
+    for (std::size_t t = 0; t < NOut; ++t) strides[t] = outs[t].strides();
   for (std::size_t t = 0; t < NIn; ++t) strides[NOut + t] = ins[t].strides();
   const c10::IntArrayRef sizes = NOut > 0 ? outs[0].sizes() : ins[0].sizes();
   Layout<N> layout;
   if (!coalesce(sizes, strides, layout)) {
     std::array<at::Tensor, NOut> tmp_outs;
     std::array<at::Tensor, NIn> tmp_ins;
-    for (std::size_t t = 0; t < NOut; ++t) tmp_outs[t] = at::empty(outs[t].sizes(), outs[t].options());
+    if constexpr (NOut > 0)
+      for (std::size_t t = 0; t < NOut; ++t) tmp_outs[t] = at::empty(outs[t].sizes(), outs[t].options());
     for (std::size_t t = 0; t < NIn; ++t) tmp_ins[t] = ins[t].contiguous();
     with_views<T, Device>(tmp_outs, tmp_ins, f);
-    for (std::size_t t = 0; t < NOut; ++t) outs[t].copy_(tmp_outs[t]);
+    if constexpr (NOut > 0)
+      for (std::size_t t = 0; t < NOut; ++t) outs[t].copy_(tmp_outs[t]);
     return;
   }
   const auto run = [&](auto rank) {
