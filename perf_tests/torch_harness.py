@@ -9,7 +9,8 @@ events (perf_counter on the CPU), per call:
   forward+backward  x.grad = None; model(x, y).backward()           (x requires grad)
   graph             one forward captured in a CUDA graph, replayed   (CUDA only)
   compiled          torch.compile(model) forward, and forward+backward  (--compile)
-and prints a table and the ratios, against the targets of 5x (forward) and 10x (forward+backward).
+and prints a table and the ratios, against the targets of 5x (forward) and 10x (forward+backward). --pdl-ab adds
+ModelNew with the library's programmatic dependent launch off (softmargin.set_launch_options) as another column.
 
   PYTHONPATH=build/<preset>/python python3 perf_tests/torch_harness.py [--device cuda|cpu] [--compile]
 """
@@ -130,6 +131,7 @@ def main():
     ap.add_argument("--calls", type=int, default=None, help="calls per timed stream (default 200 CUDA, 10 CPU)")
     ap.add_argument("--rounds", type=int, default=None, help="interleaved rounds (default 20 CUDA, 3 CPU)")
     ap.add_argument("--compile", action="store_true", help="also check and time torch.compile(ModelNew())")
+    ap.add_argument("--pdl-ab", action="store_true", help="also time ModelNew without programmatic dependent launch")
     args = ap.parse_args()
     DEVICE = args.device
     calls = args.calls or (200 if DEVICE == "cuda" else 10)
@@ -144,6 +146,10 @@ def main():
     if args.compile:
         models["ModelNew compiled"] = torch.compile(ModelNew(*get_init_inputs()))
     ok = check(models, x, y)
+    setups = {name: (lambda: softmargin.set_launch_options(True)) for name in models}
+    if args.pdl_ab:
+        models["ModelNew, no PDL"] = models["ModelNew"]
+        setups["ModelNew, no PDL"] = lambda: softmargin.set_launch_options(False)
 
     xg = x.detach().clone().requires_grad_(True)
     cases = {}  # (case, model) -> callable
@@ -157,18 +163,22 @@ def main():
         cases[("forward+backward", name)] = step
     if DEVICE == "cuda":
         for name in ("Model", "ModelNew"):
+            setups[name]()
             graph, out = graph_of(models[name], x, y)
             graph.replay()
             sync()
             ok = ok and torch.allclose(out, models["Model"](x, y), rtol=1e-5, atol=0)
             cases[("graph", name)] = graph.replay
-    for fn in cases.values():  # warm-up (and compilation)
+    for (_, name), fn in cases.items():  # warm-up (and compilation)
+        setups[name]()
         for _ in range(3):
             fn()
     samples = {key: [] for key in cases}
     for _ in range(rounds):
         for key, fn in cases.items():
+            setups[key[1]]()
             samples[key].append(per_call_us(fn, calls))
+    softmargin.set_launch_options(True)
     med = {key: statistics.median(v) for key, v in samples.items()}
 
     print(f"\n| {batch_size}x{input_shape[0]} fp32, mean, per call | " + " | ".join(models) + " | Model / ModelNew |")

@@ -60,6 +60,12 @@ loss_and_grad_op() {
   return op;
 }
 
+void set_launch_options(bool programmatic_dependent_launch, std::int64_t blocks_per_sm) {
+  TORCH_CHECK_VALUE(blocks_per_sm >= 0, "softmargin::set_launch_options: blocks_per_sm = ", blocks_per_sm,
+                    " must be 0 (tuned) or positive");
+  softmargin::set_launch_options({programmatic_dependent_launch, static_cast<int>(blocks_per_sm)});
+}
+
 void scale_unless_one_cpu(at::Tensor& grad, const at::Tensor& g) {
   if (g.item<double>() != 1.0) grad.mul_(g);
 }
@@ -70,6 +76,9 @@ TORCH_LIBRARY(softmargin, m) {
   m.def("loss(Tensor input, Tensor target, int reduction=1) -> Tensor");
   m.def("backward(Tensor grad_output, Tensor input, Tensor target, int reduction=1) -> Tensor");
   m.def("loss_and_grad(Tensor input, Tensor target, int reduction=1) -> (Tensor, Tensor)");
+  // The library's process-wide launch settings of its CUDA kernels (softmargin::LaunchOptions), for measurements.
+  m.def("set_launch_options(bool programmatic_dependent_launch=True, int blocks_per_sm=0) -> ()",
+        &softmargin::torch_ops::set_launch_options);
 }
 
 TORCH_LIBRARY_IMPL(softmargin, CPU, m) {

@@ -19,7 +19,7 @@ torch.ops.load_library(os.path.join(os.path.dirname(os.path.abspath(__file__)), 
 
 from . import _fake  # noqa: E402  (fake kernels for torch.compile, torch >= 2.2)
 
-__all__ = ["SoftMarginLoss", "soft_margin_loss"]
+__all__ = ["SoftMarginLoss", "soft_margin_loss", "set_launch_options"]
 
 _loss = torch.ops.softmargin.loss.default
 _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
@@ -35,6 +35,17 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
         if code is None:
             code = _reduction.get_enum(reduction)  # PyTorch's ValueError, or its deprecated spellings
     return _loss(input, target, code)
+
+
+def set_launch_options(programmatic_dependent_launch=True, blocks_per_sm=0):
+    """The library's launch settings of its CUDA kernels, process-wide (softmargin::LaunchOptions): programmatic
+    dependent launch on Hopper and later (default on), and grid blocks per multiprocessor (0: tuned). For
+    measurements; SOFTMARGIN_CUDA_PDL=0 in the environment turns programmatic dependent launch off at import."""
+    torch.ops.softmargin.set_launch_options(bool(programmatic_dependent_launch), int(blocks_per_sm))
+
+
+if os.environ.get("SOFTMARGIN_CUDA_PDL", "1") == "0":
+    set_launch_options(programmatic_dependent_launch=False)
 
 
 class SoftMarginLoss(torch.nn.SoftMarginLoss):

@@ -99,3 +99,18 @@ def test_opcheck(device, seed, reduction):
     else:
         g = torch.randn(6, 5, device=device)
     torch.library.opcheck(torch.ops.softmargin.backward.default, (g, x.detach(), y, reduction))
+
+
+def test_launch_options(device, seed):
+    # The library's launch settings change how its CUDA kernels launch, never the result.
+    x = torch.randn(1000, 33, device=device)
+    y = torch.randn(33, device=device)
+    expected = softmargin.soft_margin_loss(x, y, reduction="sum")
+    try:
+        for pdl, blocks in [(False, 0), (True, 1), (False, 3)]:
+            softmargin.set_launch_options(pdl, blocks)
+            torch.testing.assert_close(softmargin.soft_margin_loss(x, y, reduction="sum"), expected, rtol=1e-6, atol=0)
+    finally:
+        softmargin.set_launch_options()
+    with pytest.raises(ValueError, match="blocks_per_sm = -1 must be 0"):
+        softmargin.set_launch_options(True, -1)
