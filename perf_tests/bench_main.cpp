@@ -1,7 +1,10 @@
 // softmargin_bench: every SoftMargin variant and its peers on Google Benchmark.
 //
 //   softmargin_bench [--sizes=2^10:2^28,512x4096] [--peers=cublas|kokkosblas] [--batch=N] [--stream=own]
-//                    [--separate] [--seed=S] [Google Benchmark flags] [Kokkos flags]
+//                    [--separate] [--seed=S] [--pdl=0|1] [--blocks-per-sm=N] [Google Benchmark flags] [Kokkos flags]
+//
+// --pdl and --blocks-per-sm set the library's LaunchOptions (programmatic dependent launch of the native CUDA
+// kernels; grid blocks per multiprocessor, 0 for the tuned value) for the whole run.
 //
 // Rows are named VARIANT/L2/TIMING/rows:R/cols:C, e.g. softmargin/forward_mean/native/hot/pipelined/rows:512/cols:4096:
 //   L2      hot: one buffer set, reused; cold (sizes whose x and y fit in the last-level cache): a rotation through
@@ -17,7 +20,7 @@
 // (plot_perf.sh reads it), repeat with --benchmark_repetitions=K.
 //
 // Hand-written here: the size list (Google Benchmark's ranges step by a factor and have no RxC shapes) and the
-// switches of the measurement itself (the peers, the batch, the stream, the allocation, the seed).
+// switches of the measurement itself (the peers, the batch, the stream, the allocation, the seed, the launch options).
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
@@ -72,6 +75,7 @@ bool parse_flags(int& argc, char** argv) {
   std::string sizes = kHostExec ? "2^10:2^24,512x4096" : "2^10:2^28,512x4096";
   o.peers = kHostExec ? "kokkosblas" : "cublas";
   o.seed = std::random_device()();
+  softmargin::LaunchOptions launch = softmargin::launch_options();
   int kept = 1;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -87,6 +91,10 @@ bool parse_flags(int& argc, char** argv) {
       o.batch = std::stoi(*v);
     else if (auto v = value("--seed"))
       o.seed = std::stoull(*v);
+    else if (auto v = value("--pdl"))
+      launch.programmatic_dependent_launch = std::stoi(*v) != 0;
+    else if (auto v = value("--blocks-per-sm"))
+      launch.blocks_per_sm = std::stoi(*v);
     else if (a == "--stream=own")
       o.own_stream = true;
     else if (a == "--separate")
@@ -100,6 +108,7 @@ bool parse_flags(int& argc, char** argv) {
     return false;
   }
   o.sizes = parse_sizes(sizes);
+  softmargin::set_launch_options(launch);
   return true;
 }
 
@@ -115,6 +124,10 @@ void add_context() {
   benchmark::AddCustomContext("peers", o.peers + (find_variant(peer_name(PeerKind::Dot)) ? "" : " (not built)"));
   benchmark::AddCustomContext("buffers", o.separate ? "one allocation per copy" : "one allocation per buffer");
   benchmark::AddCustomContext("seed", std::to_string(o.seed));
+  const softmargin::LaunchOptions launch = softmargin::launch_options();
+  benchmark::AddCustomContext("launch_options", std::string("programmatic dependent launch ") +
+                                                    (launch.programmatic_dependent_launch ? "on" : "off") +
+                                                    ", blocks per SM " + std::to_string(launch.blocks_per_sm));
 #if defined(KOKKOS_ENABLE_CUDA)
   const cudaDeviceProp& p = space().cuda_device_prop();
   benchmark::AddCustomContext("device", std::string(p.name) + ", " + std::to_string(p.multiProcessorCount) + " SMs");

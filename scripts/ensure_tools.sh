@@ -7,7 +7,14 @@ command -v g++ >/dev/null || need+=(g++)
 command -v make >/dev/null || need+=(make)
 command -v python3 >/dev/null || need+=(python3)
 [ -f /usr/include/benchmark/benchmark.h ] || need+=(libbenchmark-dev)
+# MPI (the optional layer and its tests): Debian's Open MPI, unless an MPI is there already.
+command -v mpicxx >/dev/null || need+=(libopenmpi-dev)
+command -v mpiexec >/dev/null || need+=(openmpi-bin)
 [ -d /usr/src/googletest ] || [ -f /usr/lib/x86_64-linux-gnu/cmake/GTest/GTestConfig.cmake ] || need+=(libgtest-dev)
+# The PyTorch operators (python/) and their pytest suite: Debian's torch 1.13 (CPU) for /usr/bin/python3.
+[ -f /usr/include/torch/library.h ] || need+=(libtorch-dev)
+/usr/bin/python3 -c "import torch" 2>/dev/null || need+=(python3-torch)
+/usr/bin/python3 -c "import pytest" 2>/dev/null || need+=(python3-pytest)
 if [ ${#need[@]} -gt 0 ]; then
   echo "installing: ${need[*]}"
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo

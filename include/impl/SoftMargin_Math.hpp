@@ -4,10 +4,8 @@
 
 #include <Kokkos_BitManipulation.hpp>
 #include <Kokkos_Core.hpp>
-
 #include <cmath>
 #include <cstdint>
-
 #include <type_traits>
 
 namespace softmargin::Impl {
@@ -37,23 +35,16 @@ template <class T>
 KOKKOS_FORCEINLINE_FUNCTION T exp_nonpos(T a) {
   if constexpr (std::is_same_v<T, float>) {
     KOKKOS_IF_ON_DEVICE((return Kokkos::exp(a);))
-    KOKKOS_IF_ON_HOST((
-      a = a < -104.0f ? -104.0f : a;  // e^-104 rounds to 0; a NaN passes
-      float nf = a * 1.44269504088896341f;
-      nf = (nf + 12582912.0f) - 12582912.0f;  // round to nearest integer (|nf| < 2^22)
-      const float r = madd(nf, -1.428606765330187e-06f, madd(nf, -0.693145751953125f, a));
-      float p = 1.0f / 5040.0f;
-      p = madd(p, r, 1.0f / 720.0f);
-      p = madd(p, r, 1.0f / 120.0f);
-      p = madd(p, r, 1.0f / 24.0f);
-      p = madd(p, r, 1.0f / 6.0f);
-      p = madd(p, r, 0.5f);
-      p = madd(p, r, 1.0f);
-      p = madd(p, r, 1.0f);
-      const std::int32_t n = static_cast<std::int32_t>(nf == nf ? nf : 0.0f);
-      const std::int32_t n1 = n / 2, n2 = n - n1;
-      return p * Kokkos::bit_cast<float>((n1 + 127) << 23) * Kokkos::bit_cast<float>((n2 + 127) << 23);
-    ))
+    KOKKOS_IF_ON_HOST(
+        (a = a < -104.0f ? -104.0f : a;  // e^-104 rounds to 0; a NaN passes
+         float nf = a * 1.44269504088896341f;
+         nf = (nf + 12582912.0f) - 12582912.0f;  // round to nearest integer (|nf| < 2^22)
+         const float r = madd(nf, -1.428606765330187e-06f, madd(nf, -0.693145751953125f, a)); float p = 1.0f / 5040.0f;
+         p = madd(p, r, 1.0f / 720.0f); p = madd(p, r, 1.0f / 120.0f); p = madd(p, r, 1.0f / 24.0f);
+         p = madd(p, r, 1.0f / 6.0f); p = madd(p, r, 0.5f); p = madd(p, r, 1.0f); p = madd(p, r, 1.0f);
+         const std::int32_t n = static_cast<std::int32_t>(nf == nf ? nf : 0.0f);
+         const std::int32_t n1 = n / 2, n2 = n - n1;
+         return p * Kokkos::bit_cast<float>((n1 + 127) << 23) * Kokkos::bit_cast<float>((n2 + 127) << 23);))
   } else {
     return Kokkos::exp(a);
   }

@@ -1,135 +1,27 @@
-// SoftMargin: element operations. Each names the views it reads and writes; the kernels in SoftMargin_Kernels.hpp
-// run any of them (map: apply to every element; reduce: sum what it returns).
+// SoftMargin: the element operations. Each names the views it reads and writes, its kind (map, reduce, fused) and
+// its kernel labels; the backends run any of them through for_share (SoftMargin_Packs.hpp).
+//
+// An op provides: op(i, scale) for element i (returning its value to sum unless it is a map), scale() (the factor of
+// a gradient, read once per thread), and, where its views allow packs (`packable`): load(p), the inputs of pack p,
+// and apply(inputs, p, scale), which computes pack p (returning its values to sum unless it is a map).
 #ifndef SOFTMARGIN_IMPL_OPS_HPP
 #define SOFTMARGIN_IMPL_OPS_HPP
 
 #include <Kokkos_Core.hpp>
-#include <cstdint>
 #include <type_traits>
 
 #include "SoftMargin_Math.hpp"
+#include "SoftMargin_Packs.hpp"
 #include "SoftMargin_Views.hpp"
-#include "SoftMargin_Workspace.hpp"
 
 namespace softmargin::Impl {
 
-/// Bytes contiguous bytes of T (aligned to Bytes), loaded and stored as one vector. Devices read 16 bytes per thread
-/// (the widest load); hosts 64 (one cache line, an AVX-512 register), enough for the compiler to vectorize the loss.
-template <class T, int Bytes>
-struct alignas(Bytes) Pack {
-  using value_type = T;
-  static constexpr int bytes = Bytes;
-  static constexpr int width = static_cast<int>(Bytes / sizeof(T));
-  T v[width];
+/// Kokkos Tools labels of an op's kernels, one per algorithm.
+struct KernelLabels {
+  const char* range;
+  const char* team;
+  const char* native;
 };
-
-template <class T, class Exec>
-using PackFor = Pack<T, is_host_space_v<Exec> ? 64 : 16>;
-
-/// d[0] + ... + d[W-1] by halving (d[k] += d[k + W/2], W a power of two), one level per instantiation so that every
-/// loop has a constant trip count: compilers unroll it into whole-vector adds.
-template <int W, class A>
-KOKKOS_FORCEINLINE_FUNCTION A halving_sum(A* d) {
-  static_assert((W & (W - 1)) == 0, "pack widths are powers of two");
-  if constexpr (W == 1) {
-    return d[0];
-  } else {
-    for (int k = 0; k < W / 2; ++k) d[k] += d[k + W / 2];
-    return halving_sum<W / 2>(d);
-  }
-}
-
-/// Running sum of packs in A (the accumulation type, wider than the packs' T).
-///  - Wide (host, 64-byte) packs: one sum per lane (whole-vector converts and adds), added up pairwise at the end.
-///  - Narrow (device, 16-byte) packs: the pack's values are added pairwise in T first and the pack sum converted
-///    once: on GPUs a conversion to double costs the issue slots of 8 float operations (16 a clock per
-///    multiprocessor on sm_90, against 128 FMAs), a quarter of the loss's arithmetic when done per element. Where
-///    that sum is not finite in T (a pack of losses near T's max, or inf, or NaN) the values are added in A instead,
-///    so nothing overflows that the A sum would not.
-template <class A, class P>
-struct LaneSums {
-  using T = typename P::value_type;
-  static constexpr bool narrow = P::bytes <= 16 && !std::is_same_v<A, T>;
-  A v[narrow ? 1 : P::width] = {};
-  KOKKOS_FORCEINLINE_FUNCTION void add(const P& p) {
-    if constexpr (narrow) {
-      T d[P::width];
-      for (int k = 0; k < P::width; ++k) d[k] = p.v[k];
-      const T s = halving_sum<P::width>(d);
-      if (Kokkos::abs(s) <= Kokkos::Experimental::finite_max_v<T>) {
-        v[0] += static_cast<A>(s);
-      } else {
-        for (int k = 0; k < P::width; ++k) v[0] += static_cast<A>(p.v[k]);
-      }
-    } else {
-      for (int k = 0; k < P::width; ++k) v[k] += static_cast<A>(p.v[k]);
-    }
-  }
-  /// add() of K packs, for the narrow kind with one finiteness test for all of them (a branch per pack keeps the GPU
-  /// compiler from overlapping the packs' arithmetic): where any of the K float sums is not finite, all K packs'
-  /// values are added in A. With the loads of the K packs issued first (LossOp::load), 6.20 us a call in a stream at
-  /// the reference problem on the H200 against 6.40 with a test per pack (docs/PERFORMANCE.md, fifth session).
-  template <int K>
-  KOKKOS_FORCEINLINE_FUNCTION void add(const P (&p)[K]) {
-    if constexpr (narrow) {
-      T s[K];
-      bool finite = true;
-      for (int j = 0; j < K; ++j) {
-        T d[P::width];
-        for (int k = 0; k < P::width; ++k) d[k] = p[j].v[k];
-        s[j] = halving_sum<P::width>(d);
-        finite &= Kokkos::abs(s[j]) <= Kokkos::Experimental::finite_max_v<T>;
-      }
-      if (finite) {
-        for (int j = 0; j < K; ++j) v[0] += static_cast<A>(s[j]);
-      } else {
-        for (int j = 0; j < K; ++j)
-          for (int k = 0; k < P::width; ++k) v[0] += static_cast<A>(p[j].v[k]);
-      }
-    } else {
-      for (int j = 0; j < K; ++j) add(p[j]);
-    }
-  }
-  KOKKOS_FORCEINLINE_FUNCTION A total() {
-    if constexpr (narrow)
-      return v[0];
-    else
-      return halving_sum<P::width>(v);
-  }
-};
-
-template <class P, class T, class Index>
-KOKKOS_FORCEINLINE_FUNCTION P load_pack(T* p, const Index i) {
-  return reinterpret_cast<const P*>(p)[i];
-}
-/// load_pack for inputs that nothing writes while the kernel runs: through the read-only data cache on CUDA devices
-/// (non-coherent loads, as `const __restrict__` pointers would give), a plain load elsewhere.
-template <class P, class T, class Index>
-KOKKOS_FORCEINLINE_FUNCTION P load_pack_readonly(const T* p, const Index i) {
-#if defined(__CUDA_ARCH__)
-  if constexpr (P::bytes == 16 && std::is_same_v<T, float>) {
-    const float4 v = __ldg(reinterpret_cast<const float4*>(p) + i);
-    return P{{v.x, v.y, v.z, v.w}};
-  } else if constexpr (P::bytes == 16 && std::is_same_v<T, double>) {
-    const double2 v = __ldg(reinterpret_cast<const double2*>(p) + i);
-    return P{{v.x, v.y}};
-  }
-#endif
-  return load_pack<P>(p, i);
-}
-template <class P, class T, class Index>
-KOKKOS_FORCEINLINE_FUNCTION void store_pack(T* p, const Index i, const P& v) {
-  reinterpret_cast<P*>(p)[i] = v;
-}
-
-/// Whether a view is a FlatView (contiguous rank 1): the only kind the packed (vector) loops read and write.
-template <class V>
-inline constexpr bool is_flat_v = V::rank() == 1 && std::is_same_v<typename V::array_layout, Kokkos::LayoutRight>;
-
-template <int Bytes, class... V>
-bool aligned_to(const V&... v) {
-  return ((reinterpret_cast<std::uintptr_t>(v.data()) % Bytes == 0) && ...);
-}
 
 /// The upstream gradient of a reduced loss: a device scalar (rank-0 view, may be null) or else a host value, times
 /// 1/divisor (N for mean, 1 for sum).
@@ -145,94 +37,110 @@ struct ScalarUpstream {
   }
 };
 
-/// loss(x_i, y_i), summed by a reduction.
+/// The x and y packs of elements [p W, p W + W), read only by the op's kernels: read-only loads.
+template <class XV, class YV, class P>
+struct InputPacks {
+  P x, y;
+  template <class Index>
+  KOKKOS_FORCEINLINE_FUNCTION static InputPacks load(const XV& x, const YV& y, const Index p) {
+    return {load_pack_readonly<P>(x.data(), p), load_pack_readonly<P>(y.data(), p)};
+  }
+};
+
+/// Reduce: loss(x_i, y_i), summed.
 template <class XV, class YV>
 struct LossOp {
-  static constexpr const char* range_label = "softmargin::loss::range_reduce";
-  static constexpr const char* team_label = "softmargin::loss::team_scratch";
-  static constexpr const char* native_label = "softmargin::loss::native";
+  static constexpr OpKind kind = OpKind::Reduce;
+  static constexpr KernelLabels labels{"softmargin::loss::range_reduce", "softmargin::loss::team_scratch",
+                                       "softmargin::loss::native"};
   using value_type = typename XV::non_const_value_type;
   using pack_type = PackFor<value_type, typename XV::execution_space>;
   using accum_type = accum_t<value_type>;
+  using inputs_type = InputPacks<XV, YV, pack_type>;
+  static constexpr bool packable = is_flat_v<XV> && is_flat_v<YV>;
   XV x;
   YV y;
 
+  bool aligned() const { return aligned_to<pack_type::bytes>(x, y); }
   KOKKOS_INLINE_FUNCTION value_type scale() const { return value_type(1); }
   template <class Index>
   KOKKOS_FORCEINLINE_FUNCTION accum_type operator()(const Index i, const value_type) const {
     return static_cast<accum_type>(loss<value_type>(at(x, i), at(y, i)));
   }
-
-  static constexpr bool packed = is_flat_v<XV> && is_flat_v<YV>;
-  bool aligned() const { return aligned_to<pack_type::bytes>(x, y); }
-  /// The inputs of elements [p W, p W + W). Loaded apart from their losses so that a kernel can issue the loads of
-  /// several packs before the arithmetic of any (the GPU compiler keeps that source order; pack() leaves each pack's
-  /// loads next to its arithmetic). x and y are only read by this op's kernels: read-only loads.
-  struct inputs_type {
-    pack_type x, y;
-  };
   template <class Index>
   KOKKOS_FORCEINLINE_FUNCTION inputs_type load(const Index p) const {
-    return {load_pack_readonly<pack_type>(x.data(), p), load_pack_readonly<pack_type>(y.data(), p)};
+    return inputs_type::load(x, y, p);
   }
-  /// The losses of a pack's inputs, for a LaneSums<accum_type> (losses near float max must not overflow).
-  KOKKOS_FORCEINLINE_FUNCTION pack_type losses(const inputs_type& in, const value_type) const {
+  /// The losses of a pack, in value_type (LaneSums adds them so that losses near its max do not overflow).
+  template <class Index>
+  KOKKOS_FORCEINLINE_FUNCTION pack_type apply(const inputs_type& in, const Index, const value_type) const {
     pack_type l;
     for (int k = 0; k < pack_type::width; ++k) l.v[k] = loss<value_type>(in.x.v[k], in.y.v[k]);
     return l;
   }
-  /// The losses of elements [p W, p W + W).
-  template <class Index>
-  KOKKOS_FORCEINLINE_FUNCTION pack_type pack(const Index p, const value_type s) const {
-    return losses(load(p), s);
-  }
 };
 
-/// out_i = loss(x_i, y_i) (reduction none).
+/// Map: out_i = loss(x_i, y_i) (reduction none), rounded once to out's value type.
 template <class XV, class YV, class OV>
 struct LossNoneOp {
-  static constexpr const char* range_label = "softmargin::loss_none::range_reduce";
-  static constexpr const char* team_label = "softmargin::loss_none::team_scratch";
-  static constexpr const char* native_label = "softmargin::loss_none::native";
+  static constexpr OpKind kind = OpKind::Map;
+  static constexpr KernelLabels labels{"softmargin::loss_none::range_for", "softmargin::loss_none::team_for",
+                                       "softmargin::loss_none::native"};
   using value_type = typename XV::non_const_value_type;
+  using out_type = typename OV::non_const_value_type;
   using pack_type = PackFor<value_type, typename XV::execution_space>;
+  using inputs_type = InputPacks<XV, YV, pack_type>;
+  static constexpr bool packable =
+      is_flat_v<XV> && is_flat_v<YV> && is_flat_v<OV> && std::is_same_v<out_type, value_type>;
   XV x;
   YV y;
   OV out;
 
+  bool aligned() const { return aligned_to<pack_type::bytes>(x, y, out); }
   KOKKOS_INLINE_FUNCTION value_type scale() const { return value_type(1); }
   template <class Index>
   KOKKOS_FORCEINLINE_FUNCTION void operator()(const Index i, const value_type) const {
     const value_type l = loss<value_type>(at(x, i), at(y, i));
-    at(out, i) = l;
+    at(out, i) = static_cast<out_type>(l);
   }
-
-  static constexpr bool packed = is_flat_v<XV> && is_flat_v<YV> && is_flat_v<OV>;
-  bool aligned() const { return aligned_to<pack_type::bytes>(x, y, out); }
+  /// Plain loads: out may be x or y itself (in place).
   template <class Index>
-  KOKKOS_FORCEINLINE_FUNCTION void pack(const Index p, const value_type) const {
-    const auto a = load_pack<pack_type>(x.data(), p), b = load_pack<pack_type>(y.data(), p);
+  KOKKOS_FORCEINLINE_FUNCTION inputs_type load(const Index p) const {
+    return {load_pack<pack_type>(x.data(), p), load_pack<pack_type>(y.data(), p)};
+  }
+  template <class Index>
+  KOKKOS_FORCEINLINE_FUNCTION void apply(const inputs_type& in, const Index p, const value_type) const {
     pack_type o;
-    for (int k = 0; k < pack_type::width; ++k) o.v[k] = loss<value_type>(a.v[k], b.v[k]);
+    for (int k = 0; k < pack_type::width; ++k) o.v[k] = loss<value_type>(in.x.v[k], in.y.v[k]);
     store_pack(out.data(), p, o);
   }
 };
 
-/// grad_i = g_i * dloss/dx(x_i, y_i): g_i is the scalar upstream (sum, mean: UpV of rank 0, wrapped in a
+/// Map: grad_i = g_i * dloss/dx(x_i, y_i). g_i is the scalar upstream (sum, mean: UpV of rank 0, wrapped in a
 /// ScalarUpstream) or upstream_i (none: UpV of x's rank).
 template <class XV, class YV, class GV, class UpV>
 struct GradOp {
-  static constexpr const char* range_label = "softmargin::backward::range_reduce";
-  static constexpr const char* team_label = "softmargin::backward::team_scratch";
-  static constexpr const char* native_label = "softmargin::backward::native";
+  static constexpr OpKind kind = OpKind::Map;
+  static constexpr KernelLabels labels{"softmargin::backward::range_for", "softmargin::backward::team_for",
+                                       "softmargin::backward::native"};
   using value_type = typename XV::non_const_value_type;
   using pack_type = PackFor<value_type, typename XV::execution_space>;
   static constexpr bool per_element = UpV::rank() != 0;
+  struct inputs_type {
+    pack_type x, y, g;
+  };
+  static constexpr bool packable = is_flat_v<XV> && is_flat_v<YV> && is_flat_v<GV> && (!per_element || is_flat_v<UpV>);
   XV x;
   YV y;
   GV grad;
   std::conditional_t<per_element, UpV, ScalarUpstream<UpV>> upstream;
 
+  bool aligned() const {
+    if constexpr (per_element)
+      return aligned_to<pack_type::bytes>(x, y, grad, upstream);
+    else
+      return aligned_to<pack_type::bytes>(x, y, grad);
+  }
   KOKKOS_INLINE_FUNCTION value_type scale() const {
     if constexpr (per_element)
       return value_type(1);
@@ -247,39 +155,41 @@ struct GradOp {
     else
       at(grad, i) = s * d;
   }
-
-  static constexpr bool packed = is_flat_v<XV> && is_flat_v<YV> && is_flat_v<GV> && (!per_element || is_flat_v<UpV>);
-  bool aligned() const {
-    if constexpr (per_element)
-      return aligned_to<pack_type::bytes>(x, y, grad, upstream);
-    else
-      return aligned_to<pack_type::bytes>(x, y, grad);
+  /// Plain loads: grad may be x, y or the upstream itself (in place).
+  template <class Index>
+  KOKKOS_FORCEINLINE_FUNCTION inputs_type load(const Index p) const {
+    inputs_type in{load_pack<pack_type>(x.data(), p), load_pack<pack_type>(y.data(), p), {}};
+    if constexpr (per_element) in.g = load_pack<pack_type>(upstream.data(), p);
+    return in;
   }
   template <class Index>
-  KOKKOS_FORCEINLINE_FUNCTION void pack(const Index p, const value_type s) const {
-    const auto a = load_pack<pack_type>(x.data(), p), b = load_pack<pack_type>(y.data(), p);
-    pack_type g{};
-    if constexpr (per_element) g = load_pack<pack_type>(upstream.data(), p);
+  KOKKOS_FORCEINLINE_FUNCTION void apply(const inputs_type& in, const Index p, const value_type s) const {
+    pack_type g;
     for (int k = 0; k < pack_type::width; ++k)
-      g.v[k] = (per_element ? g.v[k] : s) * dloss_dx<value_type>(a.v[k], b.v[k]);
+      g.v[k] = (per_element ? in.g.v[k] : s) * dloss_dx<value_type>(in.x.v[k], in.y.v[k]);
     store_pack(grad.data(), p, g);
   }
 };
 
-/// Fused: grad_i = s * dloss/dx(x_i, y_i), returns loss(x_i, y_i) for the reduction, sharing exp(-|z|).
+/// Fused: grad_i = s * dloss/dx(x_i, y_i), and loss(x_i, y_i) summed, sharing exp(-|z|).
 template <class XV, class YV, class GV, class UV>
 struct LossGradOp {
-  static constexpr const char* range_label = "softmargin::loss_and_grad::range_reduce";
-  static constexpr const char* team_label = "softmargin::loss_and_grad::team_scratch";
-  static constexpr const char* native_label = "softmargin::loss_and_grad::native";
+  static constexpr OpKind kind = OpKind::Fused;
+  static constexpr KernelLabels labels{"softmargin::loss_and_grad::range_reduce",
+                                       "softmargin::loss_and_grad::team_scratch", "softmargin::loss_and_grad::native"};
   using value_type = typename XV::non_const_value_type;
   using pack_type = PackFor<value_type, typename XV::execution_space>;
   using accum_type = accum_t<value_type>;
+  struct inputs_type {
+    pack_type x, y;
+  };
+  static constexpr bool packable = is_flat_v<XV> && is_flat_v<YV> && is_flat_v<GV>;
   XV x;
   YV y;
   GV grad;
   ScalarUpstream<UV> scalar;
 
+  bool aligned() const { return aligned_to<pack_type::bytes>(x, y, grad); }
   KOKKOS_INLINE_FUNCTION value_type scale() const { return scalar.get(); }
   template <class Index>
   KOKKOS_FORCEINLINE_FUNCTION accum_type operator()(const Index i, const value_type s) const {
@@ -288,22 +198,32 @@ struct LossGradOp {
     at(grad, i) = s * g;
     return static_cast<accum_type>(l);
   }
-
-  static constexpr bool packed = is_flat_v<XV> && is_flat_v<YV> && is_flat_v<GV>;
-  bool aligned() const { return aligned_to<pack_type::bytes>(x, y, grad); }
-  /// Stores the gradients of elements [p W, p W + W) and returns their losses, as LossOp::pack.
+  /// Plain loads: grad may be x or y itself (in place).
   template <class Index>
-  KOKKOS_FORCEINLINE_FUNCTION pack_type pack(const Index p, const value_type s) const {
-    const auto a = load_pack<pack_type>(x.data(), p), b = load_pack<pack_type>(y.data(), p);
+  KOKKOS_FORCEINLINE_FUNCTION inputs_type load(const Index p) const {
+    return {load_pack<pack_type>(x.data(), p), load_pack<pack_type>(y.data(), p)};
+  }
+  /// Stores the gradients of pack p and returns its losses.
+  template <class Index>
+  KOKKOS_FORCEINLINE_FUNCTION pack_type apply(const inputs_type& in, const Index p, const value_type s) const {
     pack_type g, l;
     for (int k = 0; k < pack_type::width; ++k) {
-      l.v[k] = loss_and_dloss_dx<value_type>(a.v[k], b.v[k], g.v[k]);
+      l.v[k] = loss_and_dloss_dx<value_type>(in.x.v[k], in.y.v[k], g.v[k]);
       g.v[k] *= s;
     }
     store_pack(grad.data(), p, g);
     return l;
   }
 };
+
+/// Whether the kernels may read and write Op's views a pack at a time.
+template <class Op>
+bool use_packs(const Op& op) {
+  if constexpr (Op::packable)
+    return op.aligned();
+  else
+    return false;
+}
 
 }  // namespace softmargin::Impl
 

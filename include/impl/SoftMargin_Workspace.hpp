@@ -3,7 +3,6 @@
 #define SOFTMARGIN_IMPL_WORKSPACE_HPP
 
 #include <Kokkos_Core.hpp>
-
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -11,11 +10,9 @@
 #include <type_traits>
 #include <utility>
 
-namespace softmargin::Impl {
+#include "SoftMargin_Tuning.hpp"
 
-/// Whether Exec runs its kernels on the host (Serial, OpenMP, Threads, HPX), synchronously for reductions.
-template <class Exec>
-inline constexpr bool is_host_space_v = Kokkos::SpaceAccessibility<Exec, Kokkos::HostSpace>::accessible;
+namespace softmargin::Impl {
 
 /// Exclusive use of a Payload for the kernels of one call.
 ///
@@ -82,9 +79,6 @@ struct Workspace {
   using memory_space = typename Exec::memory_space;
   using unmanaged = Kokkos::MemoryTraits<Kokkos::Unmanaged>;
 
-  /// Most teams a reduction launches on a device backend (the cached workspace holds this many partials).
-  static constexpr int max_teams = 1 << 14;
-
   Kokkos::View<Accum*, memory_space> partials;
   Kokkos::View<unsigned, memory_space> ticket;  ///< teams finished in the current launch; 0 between launches
 
@@ -98,15 +92,14 @@ struct Workspace {
   }
 
   static Lease<Exec, Workspace> acquire(const Exec& space, int teams) {
-    return Lease<Exec, Workspace>::acquire(space, is_host_space_v<Exec> ? teams : max_teams);
+    return Lease<Exec, Workspace>::acquire(space, is_host_space_v<Exec> ? teams : kMaxDeviceTeams);
   }
 };
 
 /// Where a blocking call's result lands: host-pinned memory that the device writes and the host reads after a fence.
 template <class Exec, class T>
 struct HostResult {
-  using memory_space =
-      std::conditional_t<is_host_space_v<Exec>, Kokkos::HostSpace, Kokkos::SharedHostPinnedSpace>;
+  using memory_space = std::conditional_t<is_host_space_v<Exec>, Kokkos::HostSpace, Kokkos::SharedHostPinnedSpace>;
   Kokkos::View<T, memory_space> value;
   explicit HostResult(const Exec&) : value("softmargin::host_result") {}
   static Lease<Exec, HostResult> acquire(const Exec& space) { return Lease<Exec, HostResult>::acquire(space); }

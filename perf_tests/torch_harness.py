@@ -1,0 +1,206 @@
+#!/usr/bin/env python3
+"""The harness PyTorch users judge kernels with (KernelBench's layout): Model is torch.nn.SoftMarginLoss, ModelNew
+the SoftMargin library's drop-in, get_inputs() the problem (512x4096 fp32, targets +-1, reduction mean).
+
+It checks that the outputs agree (the loss, its gradient; with --compile also torch.compile(ModelNew())), then times
+both, in interleaved rounds (median of --rounds), each round a stream of --calls back-to-back calls between two CUDA
+events (perf_counter on the CPU), per call:
+  forward           model(x, y)
+  forward+backward  x.grad = None; model(x, y).backward()           (x requires grad)
+  graph             one forward captured in a CUDA graph, replayed   (CUDA only)
+  compiled          torch.compile(model) forward, and forward+backward  (--compile)
+and prints a table and the ratios, against the targets of 5x (forward) and 10x (forward+backward). --pdl-ab adds
+ModelNew with the library's programmatic dependent launch off (softmargin.set_launch_options) as another column.
+
+  PYTHONPATH=build/<preset>/python python3 perf_tests/torch_harness.py [--device cuda|cpu] [--compile]
+"""
+import argparse
+import statistics
+import sys
+import time
+
+import torch
+import torch.nn as nn
+
+import softmargin
+
+DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+batch_size = 512
+input_shape = (4096,)
+
+
+class Model(nn.Module):
+    """PyTorch's SoftMarginLoss."""
+
+    def __init__(self):
+        super().__init__()
+        self.loss_fn = nn.SoftMarginLoss(reduction="mean")
+
+    def forward(self, predictions, targets):
+        return self.loss_fn(predictions, targets)
+
+
+class ModelNew(nn.Module):
+    """The same loss on the SoftMargin library."""
+
+    def __init__(self):
+        super().__init__()
+        self.loss_fn = softmargin.SoftMarginLoss(reduction="mean")
+
+    def forward(self, predictions, targets):
+        return self.loss_fn(predictions, targets)
+
+
+def get_inputs():
+    x = torch.randn(batch_size, *input_shape, device=DEVICE)
+    y = torch.randint(0, 2, (batch_size, *input_shape), device=DEVICE).float() * 2 - 1
+    return [x, y]
+
+
+def get_init_inputs():
+    return []
+
+
+def sync():
+    if DEVICE == "cuda":
+        torch.cuda.synchronize()
+
+
+def per_call_us(fn, calls):
+    """Microseconds per call of a stream of `calls` calls of fn."""
+    sync()
+    if DEVICE == "cuda":
+        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(calls):
+            fn()
+        stop.record()
+        stop.synchronize()
+        return start.elapsed_time(stop) * 1e3 / calls
+    t = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    return (time.perf_counter() - t) * 1e6 / calls
+
+
+def forward_and_grad(model, x, y):
+    xg = x.detach().clone().requires_grad_(True)
+    loss = model(xg, y)
+    loss.backward()
+    return loss.detach(), xg.grad
+
+
+def check(models, x, y):
+    """Every model's loss and gradient against Model's and a float64 reference."""
+    z = (-(y * x)).double()
+    ref_loss = (torch.clamp(z, min=0) + torch.log1p(torch.exp(-z.abs()))).mean()
+    ref_grad = (-y.double() * torch.sigmoid(z) / x.numel()).float()
+    base_loss, base_grad = forward_and_grad(models["Model"], x, y)
+    print(f"loss: fp64 reference {ref_loss.item():.9f}, Model {base_loss.item():.9f}")
+    ok = True
+    for name, model in models.items():
+        loss, grad = forward_and_grad(model, x, y)
+        rel = abs(loss.double().item() - ref_loss.item()) / ref_loss.item()
+        grad_err = ((grad - ref_grad).abs().max() / ref_grad.abs().max()).item()
+        agree = torch.allclose(loss, base_loss, rtol=1e-5, atol=0) and torch.allclose(grad, base_grad, rtol=1e-5,
+                                                                                        atol=1e-12)
+        ok = ok and agree and rel < 1e-6 and grad_err < 1e-6
+        print(f"  {name:16s} loss {loss.item():.9f} (rel. to fp64 {rel:.1e}), grad max rel. err {grad_err:.1e}, "
+              f"agrees with Model: {agree}")
+    return ok
+
+
+def graph_of(model, x, y):
+    """A CUDA graph of one forward call (warm-up on the capture stream first), and its output."""
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        for _ in range(3):
+            model(x, y)
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph, stream=stream):
+        out = model(x, y)
+    return graph, out
+
+
+def main():
+    global DEVICE
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--device", default=DEVICE, choices=["cuda", "cpu"])
+    ap.add_argument("--calls", type=int, default=None, help="calls per timed stream (default 200 CUDA, 10 CPU)")
+    ap.add_argument("--rounds", type=int, default=None, help="interleaved rounds (default 20 CUDA, 3 CPU)")
+    ap.add_argument("--compile", action="store_true", help="also check and time torch.compile(ModelNew())")
+    ap.add_argument("--pdl-ab", action="store_true", help="also time ModelNew without programmatic dependent launch")
+    args = ap.parse_args()
+    DEVICE = args.device
+    calls = args.calls or (200 if DEVICE == "cuda" else 10)
+    rounds = args.rounds or (20 if DEVICE == "cuda" else 3)
+    torch.manual_seed(0)
+    where = torch.cuda.get_device_name() if DEVICE == "cuda" else f"CPU, {torch.get_num_threads()} threads"
+    print(f"torch {torch.__version__} on {where}; {batch_size}x{input_shape[0]} fp32, mean; "
+          f"{calls} calls a stream, median of {rounds} rounds")
+
+    x, y = get_inputs()
+    models = {"Model": Model(*get_init_inputs()), "ModelNew": ModelNew(*get_init_inputs())}
+    if args.compile:
+        models["ModelNew compiled"] = torch.compile(ModelNew(*get_init_inputs()))
+    ok = check(models, x, y)
+    setups = {name: (lambda: softmargin.set_launch_options(True)) for name in models}
+    if args.pdl_ab:
+        models["ModelNew, no PDL"] = models["ModelNew"]
+        setups["ModelNew, no PDL"] = lambda: softmargin.set_launch_options(False)
+
+    xg = x.detach().clone().requires_grad_(True)
+    cases = {}  # (case, model) -> callable
+    for name, model in models.items():
+        cases[("forward", name)] = lambda m=model: m(x, y)
+
+        def step(m=model):
+            xg.grad = None
+            m(xg, y).backward()
+
+        cases[("forward+backward", name)] = step
+    if DEVICE == "cuda":
+        for name in ("Model", "ModelNew"):
+            setups[name]()
+            graph, out = graph_of(models[name], x, y)
+            graph.replay()
+            sync()
+            ok = ok and torch.allclose(out, models["Model"](x, y), rtol=1e-5, atol=0)
+            cases[("graph", name)] = graph.replay
+    for (_, name), fn in cases.items():  # warm-up (and compilation)
+        setups[name]()
+        for _ in range(3):
+            fn()
+    samples = {key: [] for key in cases}
+    for _ in range(rounds):
+        for key, fn in cases.items():
+            setups[key[1]]()
+            samples[key].append(per_call_us(fn, calls))
+    softmargin.set_launch_options(True)
+    med = {key: statistics.median(v) for key, v in samples.items()}
+
+    print(f"\n| {batch_size}x{input_shape[0]} fp32, mean, per call | " + " | ".join(models) + " | Model / ModelNew |")
+    print("|---|" + "---:|" * (len(models) + 1))
+    verdicts = []
+    for case in ("forward", "forward+backward", "graph"):
+        row = [med.get((case, name)) for name in models]
+        if row[0] is None:
+            continue
+        ratio = row[0] / row[1]
+        cells = " | ".join("" if v is None else f"{v:.1f} us" for v in row)
+        print(f"| {case} | {cells} | {ratio:.1f}x |")
+        target = {"forward": 5, "forward+backward": 10}.get(case)
+        if target:
+            verdicts.append(f"{case}: ModelNew {ratio:.1f}x faster than Model (target {target}x): "
+                            f"{'met' if ratio >= target else 'not met'}")
+    spread = {key: (min(v), max(v)) for key, v in samples.items()}
+    print("\nrange over rounds (us): " + "; ".join(f"{c} {n} {lo:.1f}-{hi:.1f}" for (c, n), (lo, hi) in spread.items()))
+    print("\n".join(verdicts))
+    print("outputs agree" if ok else "OUTPUTS DISAGREE")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

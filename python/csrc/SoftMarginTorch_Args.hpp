@@ -1,0 +1,37 @@
+// SoftMargin for PyTorch: the operators' argument checks, with PyTorch's wording where PyTorch has one.
+#ifndef SOFTMARGIN_TORCH_ARGS_HPP
+#define SOFTMARGIN_TORCH_ARGS_HPP
+
+#include <ATen/ATen.h>
+
+#include <SoftMargin.hpp>
+#include <cstdint>
+
+namespace softmargin::torch_ops {
+
+/// torch's reduction enumerators (at::Reduction): none 0, mean 1, sum 2.
+softmargin::Reduction to_reduction(const char* op, std::int64_t reduction);
+
+/// A call's input and target, checked: x float or double and strided; y on x's device (a CPU scalar is moved
+/// there), of x's dtype (converted from any real dtype, as PyTorch's in-place multiply does) and expanded to x's
+/// shape (stride 0 where it broadcasts, no copy). The loss has x's shape and dtype, as in PyTorch.
+struct LossArgs {
+  at::Tensor x;
+  at::Tensor y;
+  softmargin::Reduction reduction;
+};
+
+/// Checks input and target for the op named `op` on a kernel of `device_type`; throws c10::Error naming the problem.
+LossArgs check_args(const char* op, const at::Tensor& input, const at::Tensor& target, std::int64_t reduction,
+                    c10::DeviceType device_type);
+
+/// The upstream gradient of a backward call as a tensor of x's dtype on x's device: a 0-dimensional one (sum, mean:
+/// grad_output must hold one element) or one of x's shape (none: grad_output broadcasts to it, stride 0, no copy).
+at::Tensor check_upstream(const char* op, const at::Tensor& grad_output, const LossArgs& args);
+
+/// The reduced loss of an empty input: 0 for sum, NaN for mean (PyTorch's values).
+at::Tensor empty_reduction(const at::Tensor& x, softmargin::Reduction reduction);
+
+}  // namespace softmargin::torch_ops
+
+#endif

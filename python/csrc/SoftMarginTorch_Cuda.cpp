@@ -1,0 +1,164 @@
+// SoftMargin for PyTorch: the operators' CUDA kernels, enqueued on torch's current stream.
+//
+// Each (device, stream) gets one Kokkos::Cuda instance that wraps torch's stream, made on first use and cached until
+// Kokkos is finalized: making one allocates (Kokkos' scratch; the library's per-instance workspace on its first
+// call), and a call must not. A first call on a stream that is being captured into a CUDA graph (a graph's own
+// capture stream, without a warm-up on it) makes its instance with the thread's capture mode relaxed for the length
+// of that call, so that those allocations are allowed; what the call enqueues is captured as usual.
+#include <ATen/ATen.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#include <torch/library.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <utility>
+
+#include "SoftMarginTorch_Args.hpp"
+#include "SoftMarginTorch_Kernels.hpp"
+#include "SoftMarginTorch_Ops.hpp"
+#include "SoftMarginTorch_Runtime.hpp"
+
+namespace softmargin::torch_ops {
+namespace {
+
+struct InstanceCache {
+  std::mutex mutex;
+  std::map<std::pair<int, cudaStream_t>, Kokkos::Cuda> instances;
+  bool hooked = false;
+};
+
+InstanceCache& cache() {
+  static InstanceCache c;
+  return c;
+}
+
+/// The Kokkos::Cuda instance on torch's current stream of one device, for the length of one operator call.
+class StreamSpace {
+ public:
+  explicit StreamSpace(const at::Device& device) {
+    ensure_kokkos();
+    const cudaStream_t stream = c10::cuda::getCurrentCUDAStream(device.index()).stream();
+    const std::pair<int, cudaStream_t> key{device.index(), stream};
+    InstanceCache& c = cache();
+    std::lock_guard<std::mutex> lock(c.mutex);
+    const auto it = c.instances.find(key);
+    if (it != c.instances.end()) {
+      space_.emplace(it->second);
+      return;
+    }
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    C10_CUDA_CHECK(cudaStreamIsCapturing(stream, &status));
+    if (status == cudaStreamCaptureStatusActive) {
+      mode_ = cudaStreamCaptureModeRelaxed;
+      C10_CUDA_CHECK(cudaThreadExchangeStreamCaptureMode(&mode_));
+      relaxed_ = true;
+    }
+    try {
+      if (!c.hooked) {
+        at_kokkos_finalize([] {
+          std::lock_guard<std::mutex> l(cache().mutex);
+          cache().instances.clear();
+        });
+        c.hooked = true;
+      }
+      space_.emplace(c.instances.emplace(key, Kokkos::Cuda(stream)).first->second);
+    } catch (...) {
+      restore();
+      throw;
+    }
+  }
+  ~StreamSpace() { restore(); }
+  StreamSpace(const StreamSpace&) = delete;
+  StreamSpace& operator=(const StreamSpace&) = delete;
+
+  const Kokkos::Cuda& space() const { return *space_; }
+
+ private:
+  void restore() {
+    if (relaxed_) cudaThreadExchangeStreamCaptureMode(&mode_);
+    relaxed_ = false;
+  }
+
+  std::optional<Kokkos::Cuda> space_;
+  cudaStreamCaptureMode mode_ = cudaStreamCaptureModeGlobal;
+  bool relaxed_ = false;
+};
+
+at::Tensor loss_cuda(const at::Tensor& input, const at::Tensor& target, std::int64_t reduction) {
+  const auto args = check_args("softmargin::loss", input, target, reduction, c10::DeviceType::CUDA);
+  const c10::cuda::CUDAGuard guard(args.x.device());
+  const StreamSpace s(args.x.device());
+  return Kernels<Kokkos::Cuda>::loss(s.space(), args);
+}
+
+at::Tensor backward_cuda(const at::Tensor& grad_output, const at::Tensor& input, const at::Tensor& target,
+                         std::int64_t reduction) {
+  const auto args = check_args("softmargin::backward", input, target, reduction, c10::DeviceType::CUDA);
+  const auto g = check_upstream("softmargin::backward", grad_output, args);
+  const c10::cuda::CUDAGuard guard(args.x.device());
+  const StreamSpace s(args.x.device());
+  return Kernels<Kokkos::Cuda>::backward(s.space(), g, args);
+}
+
+std::tuple<at::Tensor, at::Tensor> loss_and_grad_cuda(const at::Tensor& input, const at::Tensor& target,
+                                                      std::int64_t reduction) {
+  const auto args = check_args("softmargin::loss_and_grad", input, target, reduction, c10::DeviceType::CUDA);
+  const c10::cuda::CUDAGuard guard(args.x.device());
+  const StreamSpace s(args.x.device());
+  return Kernels<Kokkos::Cuda>::loss_and_grad(s.space(), args);
+}
+
+/// grad[i] *= *g for every element, unless *g == 1: then every thread returns after one load of g (the backward of
+/// loss.backward(), whose upstream gradient is the engine's 1, costs a launch and no memory traffic).
+template <class T>
+__global__ void scale_unless_one_kernel(T* grad, const T* g, const std::int64_t n) {
+  const T s = *g;
+  if (s == T(1)) return;
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
+    grad[i] *= s;
+}
+
+/// Multiprocessors of a device (queried once per device).
+int multiprocessors(int device) {
+  static std::mutex mutex;
+  static std::map<int, int> count;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = count.find(device);
+  if (it == count.end()) {
+    int sms = 0;
+    C10_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    it = count.emplace(device, sms).first;
+  }
+  return it->second;
+}
+
+}  // namespace
+
+void scale_unless_one_cuda(at::Tensor& grad, const at::Tensor& g) {
+  TORCH_INTERNAL_ASSERT(grad.is_non_overlapping_and_dense() && g.numel() == 1 && g.device() == grad.device() &&
+                        g.scalar_type() == grad.scalar_type());
+  const std::int64_t n = grad.numel();
+  if (n == 0) return;
+  const c10::cuda::CUDAGuard guard(grad.device());
+  constexpr int kBlock = 256;
+  const std::int64_t blocks = std::min<std::int64_t>((n + kBlock - 1) / kBlock, 4 * multiprocessors(grad.get_device()));
+  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream(grad.get_device()).stream();
+  AT_DISPATCH_FLOATING_TYPES(grad.scalar_type(), "softmargin::scale_unless_one", [&] {
+    scale_unless_one_kernel<scalar_t>
+        <<<static_cast<unsigned>(blocks), kBlock, 0, stream>>>(grad.data_ptr<scalar_t>(), g.data_ptr<scalar_t>(), n);
+  });
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+}  // namespace softmargin::torch_ops
+
+TORCH_LIBRARY_IMPL(softmargin, CUDA, m) {
+  m.impl("loss", &softmargin::torch_ops::loss_cuda);
+  m.impl("backward", &softmargin::torch_ops::backward_cuda);
+  m.impl("loss_and_grad", &softmargin::torch_ops::loss_and_grad_cuda);
+}

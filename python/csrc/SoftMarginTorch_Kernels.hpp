@@ -1,0 +1,100 @@
+// SoftMargin for PyTorch: the operators' work on one Kokkos execution-space instance.
+//
+// Outputs are allocated by torch (its caching allocator on CUDA) in x's layout (empty_like), and every tensor is
+// passed to the library as an unmanaged View (SoftMarginTorch_Layout.hpp). Nothing else is allocated per call, and
+// nothing waits: on CUDA the instance enqueues on torch's current stream; host backends finish before returning.
+#ifndef SOFTMARGIN_TORCH_KERNELS_HPP
+#define SOFTMARGIN_TORCH_KERNELS_HPP
+
+#include <ATen/ATen.h>
+#include <ATen/Dispatch.h>
+
+#include <SoftMargin.hpp>
+#include <array>
+#include <tuple>
+#include <utility>
+
+#include "SoftMarginTorch_Args.hpp"
+#include "SoftMarginTorch_Layout.hpp"
+
+namespace softmargin::torch_ops {
+
+template <class Exec>
+struct Kernels {
+  using device = Kokkos::Device<Exec, typename Exec::memory_space>;
+  template <class T>
+  using Scalar = Kokkos::View<T, device, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+
+  /// Host backends may return before their kernels finish (Kokkos' semantics): wait, as a CPU operator must.
+  static void finish(const Exec& space) {
+    if constexpr (Kokkos::SpaceAccessibility<Exec, Kokkos::HostSpace>::accessible)
+      space.fence("softmargin::torch: host operator");
+  }
+
+  /// The loss: x's shape (reduction none) or a 0-dimensional tensor.
+  static at::Tensor loss(const Exec& space, const LossArgs& a) {
+    const auto r = a.reduction;
+    if (r == softmargin::Reduction::None) {
+      at::Tensor out = at::empty_like(a.x);
+      if (a.x.numel() == 0) return out;
+      AT_DISPATCH_FLOATING_TYPES(a.x.scalar_type(), "softmargin::loss", [&] {
+        with_views<scalar_t, device>(std::array<at::Tensor, 1>{out}, std::array<at::Tensor, 2>{a.x, a.y},
+                                     [&](auto o, auto x, auto y) { softmargin::loss(space, x, y, o, r); });
+      });
+      finish(space);
+      return out;
+    }
+    if (a.x.numel() == 0) return empty_reduction(a.x, r);
+    at::Tensor out = at::empty({}, a.x.options());
+    AT_DISPATCH_FLOATING_TYPES(a.x.scalar_type(), "softmargin::loss", [&] {
+      const Scalar<scalar_t> o(out.data_ptr<scalar_t>());
+      with_views<scalar_t, device>(std::array<at::Tensor, 0>{}, std::array<at::Tensor, 2>{a.x, a.y},
+                                   [&](auto x, auto y) { softmargin::loss(space, x, y, o, r); });
+    });
+    finish(space);
+    return out;
+  }
+
+  /// The gradient with respect to x: g * d loss / d x, g a 0-dimensional tensor (sum, mean) or of x's shape (none),
+  /// both checked by check_upstream.
+  static at::Tensor backward(const Exec& space, const at::Tensor& g, const LossArgs& a) {
+    at::Tensor grad = at::empty_like(a.x);
+    if (a.x.numel() == 0) return grad;
+    const auto r = a.reduction;
+    AT_DISPATCH_FLOATING_TYPES(a.x.scalar_type(), "softmargin::backward", [&] {
+      if (r == softmargin::Reduction::None) {
+        with_views<scalar_t, device>(
+            std::array<at::Tensor, 1>{grad}, std::array<at::Tensor, 3>{a.x, a.y, g},
+            [&](auto gx, auto x, auto y, auto up) { softmargin::backward(space, x, y, up, gx, r); });
+      } else {
+        const Scalar<const scalar_t> up(g.data_ptr<scalar_t>());
+        with_views<scalar_t, device>(std::array<at::Tensor, 1>{grad}, std::array<at::Tensor, 2>{a.x, a.y},
+                                     [&](auto gx, auto x, auto y) { softmargin::backward(space, x, y, up, gx, r); });
+      }
+    });
+    finish(space);
+    return grad;
+  }
+
+  /// The reduced loss and its gradient with respect to x (upstream gradient 1) in one pass.
+  static std::tuple<at::Tensor, at::Tensor> loss_and_grad(const Exec& space, const LossArgs& a) {
+    const auto r = a.reduction;
+    TORCH_CHECK(r != softmargin::Reduction::None,
+                "softmargin::loss_and_grad: reduction none has no scalar loss; use softmargin::loss and "
+                "softmargin::backward");
+    at::Tensor grad = at::empty_like(a.x);
+    if (a.x.numel() == 0) return {empty_reduction(a.x, r), grad};
+    at::Tensor out = at::empty({}, a.x.options());
+    AT_DISPATCH_FLOATING_TYPES(a.x.scalar_type(), "softmargin::loss_and_grad", [&] {
+      const Scalar<scalar_t> o(out.data_ptr<scalar_t>());
+      with_views<scalar_t, device>(std::array<at::Tensor, 1>{grad}, std::array<at::Tensor, 2>{a.x, a.y},
+                                   [&](auto gx, auto x, auto y) { softmargin::loss_and_grad(space, x, y, o, gx, r); });
+    });
+    finish(space);
+    return {out, grad};
+  }
+};
+
+}  // namespace softmargin::torch_ops
+
+#endif

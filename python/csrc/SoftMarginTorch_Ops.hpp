@@ -1,0 +1,43 @@
+// SoftMargin for PyTorch: the operators of namespace softmargin, shared by their translation units.
+//
+//   softmargin::loss(Tensor input, Tensor target, int reduction=1) -> Tensor
+//   softmargin::backward(Tensor grad_output, Tensor input, Tensor target, int reduction=1) -> Tensor
+//   softmargin::loss_and_grad(Tensor input, Tensor target, int reduction=1) -> (Tensor, Tensor)
+//
+// reduction is torch's enumerator (0 none, 1 mean, 2 sum). The loss has the input's shape and dtype (float32 or
+// float64); the target broadcasts to the input's shape and is converted to its dtype, as in
+// torch.nn.functional.soft_margin_loss. backward and loss_and_grad return the gradient with respect to the input
+// (loss_and_grad: of the reduced loss, upstream gradient 1). softmargin::loss is differentiable with respect to the
+// input (SoftMarginTorch_Autograd.cpp): with grad enabled, its forward runs loss_and_grad.
+#ifndef SOFTMARGIN_TORCH_OPS_HPP
+#define SOFTMARGIN_TORCH_OPS_HPP
+
+#include <ATen/ATen.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+
+#include <cstdint>
+#include <tuple>
+
+namespace softmargin::torch_ops {
+
+inline constexpr std::int64_t kReductionNone = 0;
+inline constexpr std::int64_t kReductionMean = 1;
+
+/// The operators, called through the dispatcher (below autograd, from the autograd kernel).
+const c10::TypedOperatorHandle<at::Tensor(const at::Tensor&, const at::Tensor&, std::int64_t)>& loss_op();
+const c10::TypedOperatorHandle<at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&, std::int64_t)>&
+backward_op();
+const c10::TypedOperatorHandle<std::tuple<at::Tensor, at::Tensor>(const at::Tensor&, const at::Tensor&, std::int64_t)>&
+loss_and_grad_op();
+
+/// grad *= g in place, unless g (a 0-dimensional tensor on grad's device) is exactly 1: on CUDA one kernel on the
+/// current stream that reads g on the device and returns at once if it is 1 (no synchronization), on the CPU a test.
+/// grad is a fresh, non-overlapping and dense tensor of the operators' own.
+void scale_unless_one_cpu(at::Tensor& grad, const at::Tensor& g);
+#if defined(SOFTMARGIN_TORCH_CUDA)
+void scale_unless_one_cuda(at::Tensor& grad, const at::Tensor& g);
+#endif
+
+}  // namespace softmargin::torch_ops
+
+#endif

@@ -1,0 +1,55 @@
+"""SoftMarginLoss for PyTorch, computed by the SoftMargin library (Kokkos): a drop-in for torch.nn.SoftMarginLoss.
+
+    from softmargin import SoftMarginLoss, soft_margin_loss
+    loss = SoftMarginLoss()(x, y)                    # as torch.nn.SoftMarginLoss(reduction='mean')(x, y)
+    loss = soft_margin_loss(x, y, reduction="sum")   # as torch.nn.functional.soft_margin_loss
+
+One fused, numerically stable pass: finite where PyTorch overflows (x = 100, y = -1 gives 100, PyTorch inf), and
+with x requiring grad the forward computes the gradient in the same pass. CPU tensors run on Kokkos' host backend,
+CUDA tensors on torch's current stream. x is float32 or float64; y broadcasts to x's shape and is converted to its
+dtype, as in PyTorch. The operators are torch.ops.softmargin.{loss, backward, loss_and_grad}.
+"""
+
+import os
+
+import torch
+from torch.nn import _reduction
+
+torch.ops.load_library(os.path.join(os.path.dirname(os.path.abspath(__file__)), "libsoftmargin_torch.so"))
+
+from . import _fake  # noqa: E402  (fake kernels for torch.compile, torch >= 2.2)
+
+__all__ = ["SoftMarginLoss", "soft_margin_loss", "set_launch_options"]
+
+_loss = torch.ops.softmargin.loss.default
+_REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
+
+
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """torch.nn.functional.soft_margin_loss on the SoftMargin library: same arguments, same result (finite where
+    PyTorch overflows). An invalid reduction raises ValueError, as in PyTorch."""
+    if size_average is not None or reduce is not None:
+        code = _reduction.legacy_get_enum(size_average, reduce)
+    else:
+        code = _REDUCTIONS.get(reduction)
+        if code is None:
+            code = _reduction.get_enum(reduction)  # PyTorch's ValueError, or its deprecated spellings
+    return _loss(input, target, code)
+
+
+def set_launch_options(programmatic_dependent_launch=True, blocks_per_sm=0):
+    """The library's launch settings of its CUDA kernels, process-wide (softmargin::LaunchOptions): programmatic
+    dependent launch on Hopper and later (default on), and grid blocks per multiprocessor (0: tuned). For
+    measurements; SOFTMARGIN_CUDA_PDL=0 in the environment turns programmatic dependent launch off at import."""
+    torch.ops.softmargin.set_launch_options(bool(programmatic_dependent_launch), int(blocks_per_sm))
+
+
+if os.environ.get("SOFTMARGIN_CUDA_PDL", "1") == "0":
+    set_launch_options(programmatic_dependent_launch=False)
+
+
+class SoftMarginLoss(torch.nn.SoftMarginLoss):
+    """torch.nn.SoftMarginLoss on the SoftMargin library (a subclass: same constructor, same attributes)."""
+
+    def forward(self, input, target):
+        return soft_margin_loss(input, target, reduction=self.reduction)
