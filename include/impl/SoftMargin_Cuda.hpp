@@ -41,7 +41,7 @@ template <class Op, class RV, class Index, int MinBlocks>
 __global__ void __launch_bounds__(kBlock, MinBlocks)
     reduce_kernel(Op op, RV result, typename Op::accum_type* partials, unsigned* ticket, Index n,
                   typename Op::accum_type divisor, bool packed);
-template <class Op, class Index>
+template <class Op, class Index, int Unroll>
 __global__ void __launch_bounds__(kBlock, Tuning::resident_blocks_per_sm) map_kernel(Op op, Index n, bool packed);
 template <class... Params, class... Args>
 void launch(const char* label, const Kokkos::Cuda& space, void (*kernel)(Params...), unsigned grid, Args&&... args);
@@ -84,14 +84,22 @@ struct Backend<Kokkos::Cuda> {
   template <class Index, class Op>
   static void map(const Kokkos::Cuda& space, const Op& op, std::size_t n) {
     using namespace CudaNative;
-    constexpr auto kernel = map_kernel<Op, Index>;
     const bool packed = use_packs(op);
     const std::size_t work = packed ? n / Op::pack_type::width : n;
-    const bool tuned = launch_options().blocks_per_sm == 0;
-    const int max_per_sm =
-        n < Tuning::latency_max_n ? Tuning::map_latency_grid_blocks_per_sm : Tuning::bandwidth_blocks_per_sm;
-    const int per_sm = tuned && n < Tuning::latency_max_n ? max_per_sm : std::min(grid_blocks_per_sm(n), max_per_sm);
-    launch(Op::labels.native, space, kernel, grid_for<kernel>(space, work, per_sm), op, static_cast<Index>(n), packed);
+    const auto run = [&]<int Unroll>(int per_sm) {
+      constexpr auto kernel = map_kernel<Op, Index, Unroll>;
+      launch(Op::labels.native, space, kernel, grid_for<kernel>(space, work, per_sm), op, static_cast<Index>(n),
+             packed);
+    };
+    // Latency (below latency_max_n): every resident block, two packs in flight a thread. Bandwidth: the reduce's
+    // grid, one pack at a time.
+    if (n < Tuning::latency_max_n) {
+      const int forced = launch_options().blocks_per_sm;
+      run.template operator()<Tuning::map_unroll>(forced > 0 ? grid_blocks_per_sm(n)
+                                                             : Tuning::map_latency_grid_blocks_per_sm);
+    } else {
+      run.template operator()<1>(std::min(grid_blocks_per_sm(n), Tuning::bandwidth_blocks_per_sm));
+    }
   }
 };
 
@@ -230,11 +238,11 @@ __global__ void __launch_bounds__(kBlock, MinBlocks)
 }
 
 /// Map: op applied to each element of this thread's grid-stride share.
-template <class Op, class Index>
+template <class Op, class Index, int Unroll>
 __global__ void __launch_bounds__(kBlock, Tuning::resident_blocks_per_sm)
     map_kernel(const Op op, const Index n, const bool packed) {
   stream_order_prologue();
-  for_share<Tuning::map_unroll>(op, n, packed, GridShareOf<Index>());
+  for_share<Unroll>(op, n, packed, GridShareOf<Index>());
 }
 
 }  // namespace CudaNative
