@@ -107,30 +107,27 @@ struct Generate {
   }
 };
 
-/// Median over batches of per-call seconds, each batch started together on every rank (barrier).
-template <class F>
-double per_call(MPI_Comm comm, int batches, int batch, F&& call) {
-  std::vector<double> t;
-  call();  // warm-up
-  for (int b = 0; b < batches; ++b) {
-    MPI_Barrier(comm);
-    Kokkos::Timer timer;
-    for (int k = 0; k < batch; ++k) call();
-    t.push_back(timer.seconds() / batch);
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
 }
 
+/// Per-call times of the local call, the global forms and MPI_Allreduce alone: each round times a batch of each in
+/// turn, every batch started together on every rank (barrier), so that the global forms are compared with the local
+/// call of the same round (paired differences: the cost the MPI layer adds, drift and other load cancelled).
 int timing(MPI_Comm comm, const std::vector<std::size_t>& sizes, int reps) {
   const int rank = rank_of(comm), ranks = size_of(comm);
   const Exec space;
-  if (rank == 0)
+  constexpr int kinds = 5;
+  const char* names[kinds] = {"local", "global", "global_result", "iloss_wait", "allreduce"};
+  if (rank == 0) {
     std::printf(
-        "# %d ranks on %s, transport %s; microseconds per call, median of batches (rank 0 | slowest rank)\n"
-        "%12s %12s %20s %20s %20s %20s %20s\n",
-        ranks, Exec::name(), to_string(softmargin::mpi::transport(space)), "N", "N_local", "local", "global_blocking",
-        "global_result", "iloss_wait", "allreduce_only");
+        "# %d ranks on %s, transport %s, even split; microseconds per call, median of %d rounds (rank 0 | "
+        "slowest rank); (+x): median paired difference to the local call\n%11s %11s",
+        ranks, Exec::name(), to_string(softmargin::mpi::transport(space)), reps, "N", "N_local");
+    for (const char* name : names) std::printf(" %24s", name);
+    std::printf("\n");
+  }
   for (std::size_t n : sizes) {
     const std::size_t begin = first_unit(n, rank, ranks, false), local = first_unit(n, rank + 1, ranks, false) - begin;
     Kokkos::View<float*, Mem> x("x", local), y("y", local);
@@ -138,35 +135,56 @@ int timing(MPI_Comm comm, const std::vector<std::size_t>& sizes, int reps) {
                          Generate{x, y, begin});
     Kokkos::View<float, Mem> result("result");
     space.fence();
-    // Calls of about 50 ms a batch, at most 100 a batch.
+    const auto call = [&](int kind) {
+      if (kind == 0) {
+        (void)softmargin::loss(space, x, y);
+      } else if (kind == 1) {
+        (void)softmargin::mpi::loss(comm, space, x, y);
+      } else if (kind == 2) {
+        softmargin::mpi::loss(comm, space, x, y, result);
+        space.fence();
+      } else if (kind == 3) {
+        softmargin::mpi::iloss(comm, space, x, y, result).wait();
+        space.fence();
+      } else {
+        double sums[4] = {1, 2, 0, 0};
+        MPI_Allreduce(MPI_IN_PLACE, sums, 4, MPI_DOUBLE, MPI_SUM, comm);
+      }
+    };
+    for (int k = 0; k < kinds; ++k) call(k);  // warm-up
+    // Batches of about 20 ms of local calls, at most 100 calls.
     Kokkos::Timer probe;
-    (void)softmargin::loss(space, x, y);
+    call(0);
     double probe_s = probe.seconds();
     MPI_Allreduce(MPI_IN_PLACE, &probe_s, 1, MPI_DOUBLE, MPI_MAX, comm);
-    const int batch = std::clamp(static_cast<int>(0.05 / std::max(probe_s, 1e-9)), 1, 100);
-    double t[5];
-    t[0] = per_call(comm, reps, batch, [&] { (void)softmargin::loss(space, x, y); });
-    t[1] = per_call(comm, reps, batch, [&] { (void)softmargin::mpi::loss(comm, space, x, y); });
-    t[2] = per_call(comm, reps, batch, [&] {
-      softmargin::mpi::loss(comm, space, x, y, result);
-      space.fence();
-    });
-    t[3] = per_call(comm, reps, batch, [&] {
-      softmargin::mpi::iloss(comm, space, x, y, result).wait();
-      space.fence();
-    });
-    t[4] = per_call(comm, reps, batch, [&] {
-      double sums[4] = {1, 2, 0, 0};
-      MPI_Allreduce(MPI_IN_PLACE, sums, 4, MPI_DOUBLE, MPI_SUM, comm);
-    });
-    double slowest[5];
-    MPI_Reduce(t, slowest, 5, MPI_DOUBLE, MPI_MAX, 0, comm);
+    const int batch = std::clamp(static_cast<int>(0.02 / std::max(probe_s, 1e-9)), 1, 100);
+    std::vector<double> t[kinds];
+    for (int rep = 0; rep < reps; ++rep) {
+      for (int k = 0; k < kinds; ++k) {
+        MPI_Barrier(comm);
+        Kokkos::Timer timer;
+        for (int b = 0; b < batch; ++b) call(k);
+        t[k].push_back(timer.seconds() / batch);
+      }
+    }
+    double mine[2 * kinds], slowest[2 * kinds];
+    for (int k = 0; k < kinds; ++k) {
+      std::vector<double> diff(reps);
+      for (int rep = 0; rep < reps; ++rep) diff[rep] = t[k][rep] - t[0][rep];
+      mine[k] = median(t[k]);
+      mine[kinds + k] = median(diff);
+    }
+    MPI_Reduce(mine, slowest, 2 * kinds, MPI_DOUBLE, MPI_MAX, 0, comm);
     if (rank == 0) {
-      std::printf("%12zu %12zu", n, local);
-      for (int k = 0; k < 5; ++k) {
-        char cell[40];
-        std::snprintf(cell, sizeof cell, "%.1f | %.1f", 1e6 * t[k], 1e6 * slowest[k]);
-        std::printf(" %20s", cell);
+      std::printf("%11zu %11zu", n, local);
+      for (int k = 0; k < kinds; ++k) {
+        char cell[64];
+        if (k == 0 || k == 4)
+          std::snprintf(cell, sizeof cell, "%.1f | %.1f", 1e6 * mine[k], 1e6 * slowest[k]);
+        else
+          std::snprintf(cell, sizeof cell, "%.1f (%+.1f) | %.1f", 1e6 * mine[k], 1e6 * mine[kinds + k],
+                        1e6 * slowest[k]);
+        std::printf(" %24s", cell);
       }
       std::printf("\n");
     }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The PyTorch operators on a GPU machine with a CUDA build of torch and nvcc, offline: builds the CUDA preset's
 # library and the operators (libsoftmargin_torch.so) against that torch, then runs the stages named in STAGES
-# (default: all, in this order), logs in $OUT:
+# (default: tests harness, in this order; "build" alone only builds), logs in $OUT:
 #   tests    the pytest suite (python/tests) on CPU and CUDA tensors, torch.compile and torch.library.opcheck included
 #   harness  perf_tests/torch_harness.py: outputs of Model (nn.SoftMarginLoss), ModelNew and torch.compile(ModelNew())
 #            agree, then forward, forward+backward and CUDA-graph forward per call, 512x4096 fp32 mean
@@ -103,6 +103,7 @@ for stage in $stages; do
       PYTHONPATH="$pypath" "$python" perf_tests/torch_harness.py --device "$device" --pdl-ab $compile 2>&1 |
         tee "$OUT/torch_harness.txt"
       ;;
+    build) ;;
     *) echo "unknown stage $stage" ;;
   esac
   echo "stage $stage: $(($(date +%s) - t0)) s"

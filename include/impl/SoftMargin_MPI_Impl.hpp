@@ -261,9 +261,10 @@ class Scratch<Exec, P, T, false> {  // device
     }
     lock_ = std::unique_lock<std::mutex>(entry_->mutex);
   }
-  Kokkos::View<P, Pinned> staged() { return entry_->staged; }
-  Kokkos::View<P, Mem> direct() { return entry_->direct; }
-  Kokkos::View<T, Mem> upstream() { return entry_->upstream; }
+  /// The set's Views; empty Views when acquire() did not run (a call whose arguments failed their checks first).
+  Kokkos::View<P, Pinned> staged() { return entry_ ? entry_->staged : Kokkos::View<P, Pinned>(); }
+  Kokkos::View<P, Mem> direct() { return entry_ ? entry_->direct : Kokkos::View<P, Mem>(); }
+  Kokkos::View<T, Mem> upstream() { return entry_ ? entry_->upstream : Kokkos::View<T, Mem>(); }
 
  private:
   struct Entry {

@@ -1,10 +1,11 @@
 // SoftMargin for PyTorch: the operators' CUDA kernels, enqueued on torch's current stream.
 //
 // Each (device, stream) gets one Kokkos::Cuda instance that wraps torch's stream, made on first use and cached until
-// Kokkos is finalized: making one allocates (Kokkos' scratch; the library's per-instance workspace on its first
-// call), and a call must not. A first call on a stream that is being captured into a CUDA graph (a graph's own
-// capture stream, without a warm-up on it) makes its instance with the thread's capture mode relaxed for the length
-// of that call, so that those allocations are allowed; what the call enqueues is captured as usual.
+// Kokkos is finalized: making one allocates (Kokkos' scratch), and so does the library on an instance's first call
+// of a kind (its per-instance workspace, a kernel's occupancy query), which a graph capture in CUDA's default mode
+// forbids. So a call on a stream that is being captured into a CUDA graph runs with the thread's capture mode relaxed
+// (cudaThreadExchangeStreamCaptureMode): no warm-up on the capture stream is needed, and what the call enqueues is
+// captured as usual. Outside captures a call costs one capture-status query more.
 #include <ATen/ATen.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
@@ -36,26 +37,30 @@ InstanceCache& cache() {
   return c;
 }
 
-/// The Kokkos::Cuda instance on torch's current stream of one device, for the length of one operator call.
+/// The Kokkos::Cuda instance on torch's current stream of one device, for the length of one operator call (and the
+/// relaxed capture mode, if that stream is capturing).
 class StreamSpace {
  public:
   explicit StreamSpace(const at::Device& device) {
-    ensure_kokkos();
     const cudaStream_t stream = c10::cuda::getCurrentCUDAStream(device.index()).stream();
     const std::pair<int, cudaStream_t> key{device.index(), stream};
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    C10_CUDA_CHECK(cudaStreamIsCapturing(stream, &status));
+    TORCH_CHECK(status != cudaStreamCaptureStatusActive || kokkos_ready(),
+                "softmargin: the process's first SoftMargin call is being captured into a CUDA graph, and Kokkos "
+                "cannot be initialized during a capture: make one call before capturing (a warm-up)");
+    ensure_kokkos();
+    if (status == cudaStreamCaptureStatusActive) {
+      mode_ = cudaStreamCaptureModeRelaxed;
+      C10_CUDA_CHECK(cudaThreadExchangeStreamCaptureMode(&mode_));
+      relaxed_ = true;
+    }
     InstanceCache& c = cache();
     std::lock_guard<std::mutex> lock(c.mutex);
     const auto it = c.instances.find(key);
     if (it != c.instances.end()) {
       space_.emplace(it->second);
       return;
-    }
-    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-    C10_CUDA_CHECK(cudaStreamIsCapturing(stream, &status));
-    if (status == cudaStreamCaptureStatusActive) {
-      mode_ = cudaStreamCaptureModeRelaxed;
-      C10_CUDA_CHECK(cudaThreadExchangeStreamCaptureMode(&mode_));
-      relaxed_ = true;
     }
     try {
       if (!c.hooked) {

@@ -1,8 +1,9 @@
 // SoftMargin for PyTorch: the operators' work on one Kokkos execution-space instance.
 //
 // Outputs are allocated by torch (its caching allocator on CUDA) in x's layout (empty_like), and every tensor is
-// passed to the library as an unmanaged View (SoftMarginTorch_Layout.hpp). Nothing else is allocated per call, and
-// nothing waits: on CUDA the instance enqueues on torch's current stream; host backends finish before returning.
+// passed to the library as an unmanaged View (SoftMarginTorch_Layout.hpp). On CUDA nothing else is allocated per call
+// (the library keeps its workspace per instance) and nothing waits: the instance enqueues on torch's current stream.
+// Host backends finish before returning, as a CPU operator must.
 #ifndef SOFTMARGIN_TORCH_KERNELS_HPP
 #define SOFTMARGIN_TORCH_KERNELS_HPP
 

@@ -17,6 +17,8 @@
 #include <type_traits>
 #include <utility>
 
+#include "impl/SoftMargin_Views.hpp"
+
 namespace softmargin::torch_ops {
 
 /// Highest coalesced rank passed as strided Views (ranks 1 and 2 are compiled into the library; higher ones here).
@@ -65,18 +67,9 @@ bool coalesce(c10::IntArrayRef sizes, const std::array<c10::IntArrayRef, N>& str
   return true;
 }
 
-template <class T, int Rank>
-struct add_rank {
-  using type = typename add_rank<T*, Rank - 1>::type;
-};
-template <class T>
-struct add_rank<T, 0> {
-  using type = T;
-};
-
 /// Unmanaged View of value type T (const for inputs) and rank Rank on Device.
 template <class T, int Rank, class Device>
-using TensorView = Kokkos::View<typename add_rank<T, Rank>::type, Kokkos::LayoutStride, Device,
+using TensorView = Kokkos::View<typename softmargin::Impl::add_rank<T, Rank>::type, Kokkos::LayoutStride, Device,
                                 Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
 
 template <class T, int Rank, class Device, std::size_t N>

@@ -82,6 +82,8 @@ void ensure_kokkos() {
   if (!ready.load(std::memory_order_relaxed)) initialize_locked();
 }
 
+bool kokkos_ready() { return ready.load(std::memory_order_acquire); }
+
 void at_kokkos_finalize(std::function<void()> f) {
   std::lock_guard<std::mutex> lock(runtime_mutex());
   finalize_callbacks().push_back(std::move(f));

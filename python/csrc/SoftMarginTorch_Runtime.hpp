@@ -11,6 +11,9 @@ namespace softmargin::torch_ops {
 /// once Kokkos has been finalized. Thread-safe.
 void ensure_kokkos();
 
+/// Whether ensure_kokkos() has nothing left to do (Kokkos is initialized and not finalized).
+bool kokkos_ready();
+
 /// Registers f to run when Kokkos is finalized, before it finalizes its backends (for caches of Kokkos objects).
 void at_kokkos_finalize(std::function<void()> f);
 

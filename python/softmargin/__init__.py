@@ -40,12 +40,9 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
 def set_launch_options(programmatic_dependent_launch=True, blocks_per_sm=0):
     """The library's launch settings of its CUDA kernels, process-wide (softmargin::LaunchOptions): programmatic
     dependent launch on Hopper and later (default on), and grid blocks per multiprocessor (0: tuned). For
-    measurements; SOFTMARGIN_CUDA_PDL=0 in the environment turns programmatic dependent launch off at import."""
+    measurements."""
     torch.ops.softmargin.set_launch_options(bool(programmatic_dependent_launch), int(blocks_per_sm))
 
-
-if os.environ.get("SOFTMARGIN_CUDA_PDL", "1") == "0":
-    set_launch_options(programmatic_dependent_launch=False)
 
 
 class SoftMarginLoss(torch.nn.SoftMarginLoss):

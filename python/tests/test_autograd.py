@@ -118,3 +118,16 @@ def test_operators_backward_and_fused(device, seed, reduction):
     up = torch.randn(33, 17, device=device, dtype=torch.float64)
     torch.testing.assert_close(torch.ops.softmargin.backward(up, x, y, 0),
                                reference_grad64(x, y.expand(x.shape), "none", up), rtol=1e-12, atol=0)
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_grad_through_expanded_input(device, seed, reduction):
+    # x.expand(...) reaches the operator with stride 0; autograd sums the gradient back to x's shape.
+    x = torch.randn(7, device=device, requires_grad=True)
+    y = torch.randn(3, 7, device=device)
+    upstream = torch.randn((3, 7) if reduction == "none" else (), device=device)
+    softmargin.soft_margin_loss(x.expand(3, 7), y, reduction=reduction).backward(upstream)
+    ours = x.grad.clone()
+    x.grad = None
+    torch.nn.functional.soft_margin_loss(x.expand(3, 7), y, reduction=reduction).backward(upstream)
+    torch.testing.assert_close(ours, x.grad, rtol=1e-5, atol=1e-7)

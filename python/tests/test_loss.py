@@ -1,5 +1,5 @@
-"""The loss against torch.nn.SoftMarginLoss: every reduction, float and double, contiguous, transposed, sliced and
-broadcast inputs, the shapes of PyTorch's own OpInfo samples, real-valued and +-1 targets; and against a stable fp64
+"""The loss against torch.nn.SoftMarginLoss: every reduction, float and double, contiguous, transposed, sliced,
+broadcast (y) and expanded (x) inputs, the shapes of PyTorch's own OpInfo samples, real-valued and +-1 targets; and against a stable fp64
 reference, also where PyTorch overflows.
 
 PyTorch computes each loss as log(1 + exp(z)), z = -y x: rounding 1 + exp(z) costs it up to half an epsilon of
@@ -16,7 +16,7 @@ import softmargin
 SHAPES = [(), (5,), (5, 5), (5, 5, 5)]
 REDUCTIONS = ["none", "mean", "sum"]
 DTYPES = [torch.float32, torch.float64]
-LAYOUTS = ["contiguous", "transposed", "sliced", "broadcast"]
+LAYOUTS = ["contiguous", "transposed", "sliced", "broadcast", "expanded"]
 RTOL = 1e-6
 
 
@@ -36,6 +36,9 @@ def make_inputs(shape, layout, dtype, device, targets):
         big = tuple(shape[:-1]) + (2 * shape[-1] + 1,) if shape else (3,)
         idx = (Ellipsis, slice(1, None, 2)) if shape else (1,)
         return (torch.randn(big, dtype=dtype, device=device) * 3)[idx], target(big)[idx]
+    if layout == "expanded":  # x itself of stride 0 along its first dimension (read-only, as PyTorch allows)
+        x = (torch.randn(shape[1:], dtype=dtype, device=device) * 3).expand(shape)
+        return x, target(shape)
     # broadcast: y of the trailing dimensions (and a leading 1) or a 0-d y
     x = torch.randn(shape, dtype=dtype, device=device) * 3
     y = target((1,) + tuple(shape[1:]) if len(shape) > 1 else ())

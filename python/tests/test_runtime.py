@@ -72,6 +72,19 @@ def test_cuda_graph(seed, warm_up):
                                    rtol=1e-6, atol=0)
 
 
+def test_first_call_inside_a_capture_is_refused():
+    # Kokkos cannot be initialized during a capture: a process whose first call is captured gets a clear error.
+    cuda_only()
+    code = ("import torch, softmargin\n"
+            "x = torch.randn(64, device='cuda')\n"
+            "g = torch.cuda.CUDAGraph()\n"
+            "with torch.cuda.graph(g):\n"
+            "    softmargin.soft_margin_loss(x, x)\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert result.returncode != 0
+    assert "make one call before capturing" in result.stderr, result.stderr
+
+
 @pytest.mark.skipif(not HAS_COMPILE, reason="torch.compile needs torch >= 2.0")
 def test_compile(device, seed):
     backend = "inductor" if device == "cuda" else "aot_eager"
