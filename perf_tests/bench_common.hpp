@@ -34,6 +34,7 @@ struct Options {
   std::vector<Shape> sizes;
   std::string peers;        ///< "cublas" or "kokkosblas": which library's dot and axpy the ratios are taken to
   int batch = 0;            ///< calls per pipelined batch (0: 100 on a device up to 2^24 elements, else 10)
+  int iterations = 0;       ///< iterations of every row (0: Google Benchmark's --benchmark_min_time decides)
   bool separate = false;    ///< one allocation per copy of a buffer (default: one per buffer, holding every copy)
   bool own_stream = false;  ///< CUDA: run everything on a non-blocking stream of the program's own
   std::uint64_t seed = 0;   ///< of the inputs (default: a fresh one per run)

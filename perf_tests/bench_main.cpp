@@ -1,7 +1,8 @@
 // softmargin_bench: every SoftMargin variant and its peers on Google Benchmark.
 //
-//   softmargin_bench [--sizes=2^10:2^28,512x4096] [--peers=cublas|kokkosblas] [--batch=N] [--stream=own]
-//                    [--separate] [--seed=S] [--pdl=0|1] [--blocks-per-sm=N] [Google Benchmark flags] [Kokkos flags]
+//   softmargin_bench [--sizes=2^10:2^28,512x4096] [--peers=cublas|kokkosblas] [--batch=N] [--iterations=N]
+//                    [--stream=own] [--separate] [--seed=S] [--pdl=0|1] [--blocks-per-sm=N]
+//                    [Google Benchmark flags] [Kokkos flags]
 //
 // --pdl and --blocks-per-sm set the library's LaunchOptions (programmatic dependent launch of the native CUDA
 // kernels; grid blocks per multiprocessor, 0 for the tuned value) for the whole run.
@@ -17,10 +18,12 @@
 // --peers picks cuBLAS or KokkosBlas), timed alternately with the variant in the same iterations: peer_us and x_peer
 // (us over peer_us). Google Benchmark's own Time column is the mean time of an iteration (a call, or a batch).
 // Select rows with --benchmark_filter (a regex), write JSON with --benchmark_out=FILE --benchmark_out_format=json
-// (plot_perf.sh reads it), repeat with --benchmark_repetitions=K.
+// (plot_perf.sh reads it), repeat with --benchmark_repetitions=K. --iterations=N runs every row for exactly N
+// iterations instead of Google Benchmark's --benchmark_min_time, whose estimate reruns each row from one iteration up.
 //
-// Hand-written here: the size list (Google Benchmark's ranges step by a factor and have no RxC shapes) and the
-// switches of the measurement itself (the peers, the batch, the stream, the allocation, the seed, the launch options).
+// Hand-written here: the size list (Google Benchmark's ranges step by a factor and have no RxC shapes), a fixed
+// iteration count (Google Benchmark 1.7, Debian's, sets one only from code) and the switches of the measurement
+// itself (the peers, the batch, the stream, the allocation, the seed, the launch options).
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
@@ -89,6 +92,8 @@ bool parse_flags(int& argc, char** argv) {
       o.peers = *v;
     else if (auto v = value("--batch"))
       o.batch = std::stoi(*v);
+    else if (auto v = value("--iterations"))
+      o.iterations = std::stoi(*v);
     else if (auto v = value("--seed"))
       o.seed = std::stoull(*v);
     else if (auto v = value("--pdl"))
@@ -103,6 +108,10 @@ bool parse_flags(int& argc, char** argv) {
       argv[kept++] = argv[i];
   }
   argc = kept;
+  if (o.batch < 0 || o.iterations < 0) {
+    std::fprintf(stderr, "--batch and --iterations: positive counts (0: the default)\n");
+    return false;
+  }
   if (o.peers != "cublas" && o.peers != "kokkosblas") {
     std::fprintf(stderr, "--peers: cublas or kokkosblas, not %s\n", o.peers.c_str());
     return false;
@@ -144,6 +153,7 @@ void register_all() {
           (v.name + "/" + mode + (pipelined ? "/pipelined" : "/isolated")).c_str(),
           [&v, s, copies, pipelined](benchmark::State& st) { run_timed(st, v, s, copies, pipelined); });
       b->UseManualTime()->Unit(benchmark::kMicrosecond);
+      if (options().iterations > 0) b->Iterations(options().iterations);
       if (v.bytes_per_element > 0) b->Args({s.rows, s.cols})->ArgNames({"rows", "cols"});
     }
   };

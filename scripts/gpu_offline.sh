@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds and tests the CUDA configuration on a GPU machine without network, from local source archives.
 #
-#   scripts/gpu_offline.sh [--bench] [--sanitize] [--huge] [--out DIR] [DEPS_DIR]
+#   scripts/gpu_offline.sh [--bench | --bench-only] [--sanitize] [--huge] [--out DIR] [DEPS_DIR]
 #
 # DEPS_DIR (or $SOFTMARGIN_DEPS_DIR) holds the sources the build cannot download there:
 #   kokkos_5.0.2.orig.tar.gz   Kokkos 5.0.2 (checked against its SHA-256), or an unpacked kokkos-5.0.2/ folder;
@@ -9,17 +9,20 @@
 #   googletest/                GoogleTest's source (Debian's /usr/src/googletest is used when this is absent, and
 #                              an installed GTest package before either)
 #   kokkos-kernels-2fc2af19fa7b.tar.gz   Kokkos Kernels, for the benchmark's KokkosBlas peers (optional)
-#   libbenchmark-dev_*.deb, libbenchmark1debian_*.deb   Google Benchmark (Debian's packages, from `apt-get download
-#                              libbenchmark-dev libbenchmark1debian`), unpacked under the build folder when the
-#                              machine has no Google Benchmark; without either the benchmark is not built
+#   benchmark/libbenchmark-dev_*.deb, benchmark/libbenchmark1debian_*.deb   Google Benchmark: Debian's packages
+#                              (`apt-get download libbenchmark-dev libbenchmark1debian`, in benchmark/ or DEPS_DIR
+#                              itself), unpacked under the build folder when the machine has no Google Benchmark
+#                              (SOFTMARGIN_BENCHMARK_DEBS); without either the benchmark is not built
 # Steps, each logged to the output folder (--out DIR, else $SOFTMARGIN_OUT_DIR, else build/<preset>/offline-logs):
 #   configure, build   cmake --preset cuda with the local sources, then the library, tests, benchmark, examples
 #   test               ctest --preset cuda (the CUDA unit tests)
 #   reference          the reference problem (x, y fp32 512x4096, mean): loss, fp64 agreement, time per call
 #   --bench            the benchmark (softmargin_bench, JSON in bench.json) at $BENCH_SIZES (default
-#                      2^10:2^28,512x4096; more options in $BENCH_ARGS, default --benchmark_min_time=0.02, e.g.
-#                      "--benchmark_filter=/hot/"), and PyTorch's nn.SoftMarginLoss at the same sizes (torch.json)
-#                      when $PYTHON (default python3) has torch
+#                      2^10:2^28,512x4096; more options in $BENCH_ARGS, default --iterations=30, e.g.
+#                      "--benchmark_filter=/hot/"), and PyTorch's nn.SoftMarginLoss at the same sizes (torch.json,
+#                      options in $TORCH_ARGS) when $PYTHON (default python3) has torch
+#   --bench-only       the benchmark alone: configure without tests, examples and PyTorch operators, build only
+#                      softmargin_bench (and Kokkos, Kokkos Kernels), skip the test and reference steps
 #   --huge             the opt-in N = 2^31 + 5 test (SOFTMARGIN_TEST_HUGE=1, about 18 GB of device memory)
 #   --sanitize         compute-sanitizer memcheck, racecheck and synccheck over each CUDA test executable, the three
 #                      tools at once, each within $SANITIZE_TIMEOUT seconds (default 1800)
@@ -31,10 +34,11 @@ cd "$(dirname "$0")/.." || exit 1
 usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; }
 deps="${SOFTMARGIN_DEPS_DIR:-}"
 out="${SOFTMARGIN_OUT_DIR:-}"
-bench=0 sanitize=0 huge=0
+bench=0 bench_only=0 sanitize=0 huge=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --bench) bench=1 ;;
+    --bench-only) bench=1 bench_only=1 ;;
     --sanitize) sanitize=1 ;;
     --huge) huge=1 ;;
     --out) out="${2:?--out needs a folder}"; shift ;;
@@ -70,28 +74,27 @@ if [ -n "$deps" ]; then
   for k in "$deps"/kokkos-kernels-*.tar.gz; do
     [ -e "$k" ] && config+=("-DSOFTMARGIN_KOKKOSKERNELS_SOURCE=$k")
   done
-  if [ ! -f /usr/lib/x86_64-linux-gnu/cmake/benchmark/benchmarkConfig.cmake ] &&
-    compgen -G "$deps/libbenchmark*.deb" >/dev/null; then
-    gbench="$PWD/$build/_deps/gbench"
-    mkdir -p "$gbench"
-    for d in "$deps"/libbenchmark*.deb; do
-      if command -v dpkg-deb >/dev/null; then dpkg-deb -x "$d" "$gbench"; else ar p "$d" data.tar.xz | tar -xJ -C "$gbench"; fi
-    done
-    config+=("-Dbenchmark_DIR=$gbench/usr/lib/x86_64-linux-gnu/cmake/benchmark")
-  fi
+  for d in "$deps/benchmark" "$deps"; do  # used only when the machine has no Google Benchmark
+    compgen -G "$d/libbenchmark-dev_*.deb" >/dev/null && { config+=("-DSOFTMARGIN_BENCHMARK_DEBS=$d"); break; }
+  done
 fi
 if [ -z "${Kokkos_ROOT:-}" ] && [[ "${config[*]}" != *KOKKOS_SOURCE* ]]; then
   echo "note: no Kokkos source in '$deps' and no Kokkos_ROOT: configuring will try to download Kokkos"
 fi
 
 # --- Configure and build (a build that exists is brought up to date; Kokkos is built once per build folder). ---
+targets=()
+if [ "$bench_only" = 1 ]; then
+  config+=(-DSOFTMARGIN_ENABLE_TESTS=OFF -DSOFTMARGIN_ENABLE_EXAMPLES=OFF -DSOFTMARGIN_ENABLE_TORCH=OFF)
+  targets=(--target softmargin_bench)
+fi
 t0=$SECONDS
 if ! cmake --preset "$preset" "${config[@]}" > "$out/configure.log" 2>&1; then
   tail -40 "$out/configure.log"
   fail "configure ($out/configure.log)"
   exit 1
 fi
-if ! cmake --build --preset "$preset" -j "$jobs" > "$out/build.log" 2>&1; then
+if ! cmake --build --preset "$preset" -j "$jobs" "${targets[@]}" > "$out/build.log" 2>&1; then
   grep -B2 -A12 -m5 -E "error|Error" "$out/build.log" | head -80
   fail "build ($out/build.log)"
   exit 1
@@ -101,34 +104,38 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>
   tee -a "$out/summary.txt"
 
 # --- Unit tests. ---
-t0=$SECONDS
-tests_line() { grep -E '\[  (PASSED|FAILED)  \]|tests passed' "$out/ctest.log" | tr -s ' ' | paste -sd ';' -; }
-if ctest --preset "$preset" --verbose > "$out/ctest.log" 2>&1; then
-  note "test: $(tests_line), $((SECONDS - t0)) s"
-else
-  grep -E "FAILED|Failure" "$out/ctest.log" | head -30
-  fail "test: $(tests_line) ($out/ctest.log)"
-fi
-mapfile -t test_exes < <(find "$build/unit_tests" -maxdepth 2 -type f -executable -name "softmargin_*${preset}*" | sort)
+test_exes=()
+if [ "$bench_only" = 0 ]; then
+  t0=$SECONDS
+  tests_line() { grep -E '\[  (PASSED|FAILED)  \]|tests passed' "$out/ctest.log" | tr -s ' ' | paste -sd ';' -; }
+  if ctest --preset "$preset" --verbose > "$out/ctest.log" 2>&1; then
+    note "test: $(tests_line), $((SECONDS - t0)) s"
+  else
+    grep -E "FAILED|Failure" "$out/ctest.log" | head -30
+    fail "test: $(tests_line) ($out/ctest.log)"
+  fi
+  mapfile -t test_exes < <(find "$build/unit_tests" -maxdepth 2 -type f -executable -name "softmargin_*${preset}*" |
+    sort)
 
-if [ "$huge" = 1 ]; then
-  for exe in "${test_exes[@]}"; do
-    log="$out/huge_$(basename "$exe").log"
-    if SOFTMARGIN_TEST_HUGE=1 "$exe" --gtest_filter='*huge*' > "$log" 2>&1; then
-      note "huge ($(basename "$exe")): $(grep -E '^\[ +(OK|PASSED) ' "$log" | tr -s ' ' | paste -sd ';' -)"
-    else
-      fail "huge ($(basename "$exe"), $log)"
-    fi
-  done
-fi
+  if [ "$huge" = 1 ]; then
+    for exe in "${test_exes[@]}"; do
+      log="$out/huge_$(basename "$exe").log"
+      if SOFTMARGIN_TEST_HUGE=1 "$exe" --gtest_filter='*huge*' > "$log" 2>&1; then
+        note "huge ($(basename "$exe")): $(grep -E '^\[ +(OK|PASSED) ' "$log" | tr -s ' ' | paste -sd ';' -)"
+      else
+        fail "huge ($(basename "$exe"), $log)"
+      fi
+    done
+  fi
 
-# --- The reference problem. ---
-if "$build/examples/softmargin_reference_problem" > "$out/reference.log" 2>&1; then
-  note "reference: $(grep -E 'relative error|time per call' "$out/reference.log" | sed 's/^ *//' | tr -s ' ' |
-    paste -sd ';' -)"
-else
-  cat "$out/reference.log"
-  fail "reference problem ($out/reference.log)"
+  # --- The reference problem. ---
+  if "$build/examples/softmargin_reference_problem" > "$out/reference.log" 2>&1; then
+    note "reference: $(grep -E 'relative error|time per call' "$out/reference.log" | sed 's/^ *//' | tr -s ' ' |
+      paste -sd ';' -)"
+  else
+    cat "$out/reference.log"
+    fail "reference problem ($out/reference.log)"
+  fi
 fi
 
 # --- Benchmark, and PyTorch at the same sizes. ---
@@ -137,7 +144,7 @@ if [ "$bench" = 1 ]; then
   python="${PYTHON:-python3}"
   t0=$SECONDS
   # shellcheck disable=SC2086  # BENCH_ARGS: words to split
-  if "$build/perf_tests/softmargin_bench" --sizes="$sizes" ${BENCH_ARGS:---benchmark_min_time=0.02} \
+  if "$build/perf_tests/softmargin_bench" --sizes="$sizes" ${BENCH_ARGS:---iterations=30} \
     --benchmark_out="$out/bench.json" --benchmark_out_format=json > "$out/bench.txt" 2>&1; then
     note "bench: ok, $((SECONDS - t0)) s ($out/bench.txt, bench.json)"
     python3 perf_tests/bench_json.py table "$out/bench.json" \
@@ -148,7 +155,9 @@ if [ "$bench" = 1 ]; then
     fail "bench ($out/bench.txt)"
   fi
   if "$python" -c "import torch" 2>/dev/null; then
-    if "$python" perf_tests/torch_softmargin.py --sizes "$sizes" --json "$out/torch.json" > "$out/torch.txt" 2>&1; then
+    # shellcheck disable=SC2086  # TORCH_ARGS: words to split
+    if "$python" perf_tests/torch_softmargin.py --sizes "$sizes" ${TORCH_ARGS:-} --json "$out/torch.json" \
+      > "$out/torch.txt" 2>&1; then
       note "torch: ok ($out/torch.txt, torch.json)"
       grep -E "^(size|512x4096|2\^28) " "$out/torch.txt"
     else
