@@ -20,7 +20,7 @@
 #   --bench            the benchmark (softmargin_bench, JSON in bench.json) at $BENCH_SIZES (default
 #                      2^10:2^28,512x4096; more options in $BENCH_ARGS, default --iterations=30, e.g.
 #                      "--benchmark_filter=/hot/"), and PyTorch's nn.SoftMarginLoss at the same sizes (torch.json,
-#                      options in $TORCH_ARGS) when $PYTHON (default python3) has torch
+#                      options in $TORCH_ARGS) when $PYTHON (default python3; empty: none) has torch
 #   --bench-only       the benchmark alone: configure without tests, examples and PyTorch operators, build only
 #                      softmargin_bench (and Kokkos, Kokkos Kernels), skip the test and reference steps
 #   --huge             the opt-in N = 2^31 + 5 test (SOFTMARGIN_TEST_HUGE=1, about 18 GB of device memory)
@@ -141,7 +141,7 @@ fi
 # --- Benchmark, and PyTorch at the same sizes. ---
 if [ "$bench" = 1 ]; then
   sizes="${BENCH_SIZES:-2^10:2^28,512x4096}"
-  python="${PYTHON:-python3}"
+  python="${PYTHON-python3}"
   t0=$SECONDS
   # shellcheck disable=SC2086  # BENCH_ARGS: words to split
   if "$build/perf_tests/softmargin_bench" --sizes="$sizes" ${BENCH_ARGS:---iterations=30} \
@@ -154,7 +154,7 @@ if [ "$bench" = 1 ]; then
     grep -E "CHECK FAILED|failed their check|rror" "$out/bench.txt" | head -20
     fail "bench ($out/bench.txt)"
   fi
-  if "$python" -c "import torch" 2>/dev/null; then
+  if [ -n "$python" ] && "$python" -c "import torch" 2>/dev/null; then
     # shellcheck disable=SC2086  # TORCH_ARGS: words to split
     if "$python" perf_tests/torch_softmargin.py --sizes "$sizes" ${TORCH_ARGS:-} --json "$out/torch.json" \
       > "$out/torch.txt" 2>&1; then
@@ -164,7 +164,7 @@ if [ "$bench" = 1 ]; then
       fail "torch ($out/torch.txt)"
     fi
   else
-    note "torch: skipped ($python has no torch)"
+    note "torch: skipped (${python:-PYTHON is empty}${python:+ has no torch})"
   fi
 fi
 
