@@ -5,6 +5,9 @@ need=()
 command -v cmake >/dev/null || need+=(cmake)
 command -v g++ >/dev/null || need+=(g++)
 command -v make >/dev/null || need+=(make)
+# MPI (the optional layer and its tests): Debian's Open MPI, unless an MPI is there already.
+command -v mpicxx >/dev/null || need+=(libopenmpi-dev)
+command -v mpiexec >/dev/null || need+=(openmpi-bin)
 [ -d /usr/src/googletest ] || [ -f /usr/lib/x86_64-linux-gnu/cmake/GTest/GTestConfig.cmake ] || need+=(libgtest-dev)
 # The PyTorch operators (python/) and their pytest suite: Debian's torch 1.13 (CPU) for /usr/bin/python3.
 [ -f /usr/include/torch/library.h ] || need+=(libtorch-dev)

@@ -9,14 +9,6 @@ using BMem = typename BExec::memory_space;
 template <class T, int Rank, class Layout>
 using BViewOf = Kokkos::View<typename Impl::add_rank<T, Rank>::type, Layout, BMem>;
 
-/// fp64 reference of d loss / d x.
-inline double ref_grad(double x, double y) {
-  const double z = -y * x;
-  if (std::isnan(z)) return std::numeric_limits<double>::quiet_NaN();
-  const double e = std::exp(-std::abs(z));
-  return -y * ((z >= 0 ? 1.0 : e) / (1.0 + e));
-}
-
 template <class T>
 void expect_grad_near(T got, double ref, double x, double y, std::size_t i) {
   if (std::isnan(ref)) {
@@ -31,20 +23,22 @@ void expect_grad_near(T got, double ref, double x, double y, std::size_t i) {
 /// Two reduced losses agree: both NaN, equal infinities, or within the reductions' accuracy bound.
 template <class T>
 void expect_same_loss(T a, T b) {
-  if (std::isnan(b)) ASSERT_TRUE(std::isnan(a)) << a;
-  else if (std::isinf(b)) ASSERT_EQ(a, b);
-  else ASSERT_NEAR(a, b, reduce_rtol<T>() * std::abs(b));
+  if (std::isnan(b))
+    ASSERT_TRUE(std::isnan(a)) << a;
+  else if (std::isinf(b))
+    ASSERT_EQ(a, b);
+  else
+    ASSERT_NEAR(a, b, reduce_rtol<T>() * std::abs(b));
 }
 
 template <class Case>
 class Backward : public ::testing::Test {};
 
-using BackwardCases = ::testing::Types<
-    Case<float, Kokkos::LayoutRight, Kokkos::LayoutRight, Kokkos::LayoutRight>,
-    Case<float, Kokkos::LayoutLeft, Kokkos::LayoutStride, Kokkos::LayoutRight>,
-    Case<float, Kokkos::LayoutStride, Kokkos::LayoutStride, Kokkos::LayoutStride>,
-    Case<double, Kokkos::LayoutRight, Kokkos::LayoutLeft, Kokkos::LayoutLeft>,
-    Case<double, Kokkos::LayoutLeft, Kokkos::LayoutLeft, Kokkos::LayoutStride>>;
+using BackwardCases = ::testing::Types<Case<float, Kokkos::LayoutRight, Kokkos::LayoutRight, Kokkos::LayoutRight>,
+                                       Case<float, Kokkos::LayoutLeft, Kokkos::LayoutStride, Kokkos::LayoutRight>,
+                                       Case<float, Kokkos::LayoutStride, Kokkos::LayoutStride, Kokkos::LayoutStride>,
+                                       Case<double, Kokkos::LayoutRight, Kokkos::LayoutLeft, Kokkos::LayoutLeft>,
+                                       Case<double, Kokkos::LayoutLeft, Kokkos::LayoutLeft, Kokkos::LayoutStride>>;
 TYPED_TEST_SUITE(Backward, BackwardCases);
 
 /// Every reduction, algorithm and form of upstream gradient on (x, y): backward against the fp64 analytic gradient,
@@ -105,8 +99,10 @@ void check_gradients(const std::array<std::size_t, 2>& shape, const std::vector<
       expect_same_loss(lf, lp);
       const auto gf = grad2.download(), gp = grad.download();
       for (std::size_t i = 0; i < n; ++i) {
-        if (std::isnan(gp[i])) ASSERT_TRUE(std::isnan(gf[i])) << i;
-        else ASSERT_NEAR(gf[i], gp[i], 2 * std::numeric_limits<T>::epsilon() * std::abs(gp[i])) << i;
+        if (std::isnan(gp[i]))
+          ASSERT_TRUE(std::isnan(gf[i])) << i;
+        else
+          ASSERT_NEAR(gf[i], gp[i], 2 * std::numeric_limits<T>::epsilon() * std::abs(gp[i])) << i;
       }
       // Blocking fused form, host upstream.
       const T lb = loss_and_grad(space, x.view, y.view, grad2.view, r, g, a);
@@ -124,12 +120,12 @@ void check_gradients_random(const std::array<std::size_t, 2>& shape) {
   check_gradients<C>(shape, xs, ys, seed);
 }
 
-TYPED_TEST(Backward, Random) {
+TYPED_TEST(Backward, random) {
   for (auto s : std::vector<std::array<std::size_t, 2>>{{0, 3}, {1, 1}, {1, 33}, {7, 9}, {31, 33}, {257, 129}})
     check_gradients_random<TypeParam>(s);
 }
 
-TYPED_TEST(Backward, LargeMarginsNaNAndRealTargets) {
+TYPED_TEST(Backward, large_margins_nan_and_real_targets) {
   using T = typename TypeParam::value_type;
   const auto seed = fresh_seed();
   std::vector<T> xs(13 * 77), ys(xs.size());
@@ -147,7 +143,7 @@ TYPED_TEST(Backward, LargeMarginsNaNAndRealTargets) {
   check_gradients<TypeParam>({13, 77}, xs, ys, seed);
 }
 
-TYPED_TEST(Backward, MismatchedExtentsThrowAndWriteNothing) {
+TYPED_TEST(Backward, mismatched_extents_throw_and_write_nothing) {
   using C = TypeParam;
   using T = typename C::value_type;
   DeviceData<BViewOf<T, 2, typename C::x_layout>> x({4, 8}, "x");

@@ -87,42 +87,6 @@ TEST(TEST_CATEGORY, repeated_calls_are_reproducible) {
   }
 }
 
-/// Native calls in a row on one instance whose grids differ (a full grid, a few blocks, one block), with no fence
-/// between them: every result is right and the same bits as the same size's first call, and afterwards the
-/// instance's workspace is as a launch expects to find it (ticket 0), whatever the grid before it used.
-TEST(TEST_CATEGORY, native_calls_of_changing_grids_leave_the_ticket_at_zero) {
-  const auto seed = fresh_seed();
-  const std::size_t sizes[] = {(std::size_t(1) << 21) + 3, 5003, 1, 100003};
-  constexpr int kSizes = 4, kRounds = 5;
-  const RExec space;
-  std::vector<Kokkos::View<float*, RMem>> x, y;
-  std::vector<double> ref;
-  for (int s = 0; s < kSizes; ++s) {
-    std::vector<float> xs(sizes[s]), ys(sizes[s]);
-    fill_random(seed + s, xs, ys);
-    x.emplace_back("x", sizes[s]);
-    y.emplace_back("y", sizes[s]);
-    Kokkos::deep_copy(x[s], Kokkos::View<const float*, Kokkos::HostSpace>(xs.data(), sizes[s]));
-    Kokkos::deep_copy(y[s], Kokkos::View<const float*, Kokkos::HostSpace>(ys.data(), sizes[s]));
-    ref.push_back(ref_reduce(xs, ys, Reduction::Mean));
-  }
-  Kokkos::View<float**, Kokkos::LayoutRight, RMem> results("results", kRounds, kSizes);
-  for (int k = 0; k < kRounds; ++k)
-    for (int s = 0; s < kSizes; ++s)
-      loss(space, x[s], y[s], Kokkos::subview(results, k, s), Reduction::Mean, Algorithm::Native);
-  auto got = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), results);
-  for (int k = 0; k < kRounds; ++k)
-    for (int s = 0; s < kSizes; ++s) {
-      EXPECT_NEAR(got(k, s), ref[s], 1e-6 * ref[s]) << "round " << k << " n " << sizes[s] << " seed " << seed;
-      EXPECT_EQ(got(k, s), got(0, s)) << "round " << k << " n " << sizes[s] << " seed " << seed;
-    }
-  using WS = Impl::Workspace<RExec, Impl::accum_t<float>>;
-  auto ws = WS::acquire(space, Impl::kMaxDeviceTeams);
-  unsigned ticket = 1;
-  Kokkos::deep_copy(ticket, ws->ticket);
-  EXPECT_EQ(ticket, 0u);
-}
-
 namespace tools_log {
 inline std::vector<std::string> regions, kernels;
 inline void push_region(const char* name) { regions.emplace_back(name); }

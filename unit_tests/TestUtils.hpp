@@ -2,9 +2,9 @@
 #ifndef SOFTMARGIN_TEST_UTILS_HPP
 #define SOFTMARGIN_TEST_UTILS_HPP
 
-#include <SoftMargin.hpp>
 #include <gtest/gtest.h>
 
+#include <SoftMargin.hpp>
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -43,6 +43,14 @@ double ref_loss(T x, T y) {
   return std::max(z, 0.0) + std::log1p(std::exp(-std::abs(z)));
 }
 
+/// fp64 reference of d loss / d x.
+inline double ref_grad(double x, double y) {
+  const double z = -y * x;
+  if (std::isnan(z)) return std::numeric_limits<double>::quiet_NaN();
+  const double e = std::exp(-std::abs(z));
+  return -y * ((z >= 0 ? 1.0 : e) / (1.0 + e));
+}
+
 /// A view of type ViewType on the test's execution space, made so that its layout really is what it says:
 /// LayoutStride views are non-contiguous (every other element of a larger allocation).
 template <class ViewType>
@@ -72,8 +80,10 @@ struct DeviceData {
         view = Kokkos::subview(parent, Kokkos::ALL, Kokkos::ALL, 1);
       }
     } else {
-      if constexpr (rank == 1) parent = parent_type(label, s[0]);
-      else parent = parent_type(label, s[0], s[1]);
+      if constexpr (rank == 1)
+        parent = parent_type(label, s[0]);
+      else
+        parent = parent_type(label, s[0], s[1]);
       view = parent;
     }
   }
@@ -111,12 +121,16 @@ struct DeviceData {
   T& host_at(const H& host, std::size_t i) const {
     const std::size_t last = strided ? 1 : 0;
     if constexpr (rank == 1) {
-      if constexpr (strided) return host(i, last);
-      else return host(i);
+      if constexpr (strided)
+        return host(i, last);
+      else
+        return host(i);
     } else {
       const std::size_t i0 = i / shape[1], i1 = i % shape[1];
-      if constexpr (strided) return host(i0, i1, last);
-      else return host(i0, i1);
+      if constexpr (strided)
+        return host(i0, i1, last);
+      else
+        return host(i0, i1);
     }
   }
 };

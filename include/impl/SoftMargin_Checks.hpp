@@ -127,10 +127,18 @@ std::string shape_of(const View& v) {
   return s.str();
 }
 
-/// A View must be allocated unless it holds no elements (an empty View is valid whatever its data pointer).
+/// Whether a View's extents hold no element (Kokkos reports size() 0 for any View over a null pointer).
+template <class View>
+bool has_no_elements(const View& v) {
+  for (int d = 0; d < static_cast<int>(View::rank()); ++d)
+    if (v.extent(d) == 0) return true;
+  return false;
+}
+
+/// A View must be allocated unless its extents hold no element (then it is valid whatever its data pointer).
 template <class View>
 void check_allocated(const char* where, const char* name, const View& v) {
-  if (v.size() != 0 && v.data() == nullptr)
+  if (v.data() == nullptr && !has_no_elements(v))
     throw std::invalid_argument(std::string(where) + ": View " + name + " is not allocated");
 }
 

@@ -41,12 +41,12 @@ template <class Op, class RV, class Index, int MinBlocks>
 __global__ void __launch_bounds__(kBlock, MinBlocks)
     reduce_kernel(Op op, RV result, typename Op::accum_type* partials, unsigned* ticket, Index n,
                   typename Op::accum_type divisor, bool packed);
-template <class Op, class Index>
+template <class Op, class Index, int Unroll>
 __global__ void __launch_bounds__(kBlock, Tuning::resident_blocks_per_sm) map_kernel(Op op, Index n, bool packed);
 template <class... Params, class... Args>
 void launch(const char* label, const Kokkos::Cuda& space, void (*kernel)(Params...), unsigned grid, Args&&... args);
 template <auto Kernel>
-unsigned grid_for(const Kokkos::Cuda& space, std::size_t n, std::size_t work, int max_per_sm);
+unsigned grid_for(const Kokkos::Cuda& space, std::size_t work, int per_sm);
 }  // namespace CudaNative
 
 template <>
@@ -65,7 +65,8 @@ struct Backend<Kokkos::Cuda> {
     auto ws = Workspace<Kokkos::Cuda, A>::acquire(space, kMaxDeviceTeams);
     const auto run = [&]<int MinBlocks>(int grid_per_sm) {
       constexpr auto kernel = reduce_kernel<Op, RV, Index, MinBlocks>;
-      const unsigned grid = std::min<unsigned>(grid_for<kernel>(space, n, work, grid_per_sm), kMaxDeviceTeams);
+      const int per_sm = std::min(grid_blocks_per_sm(n), grid_per_sm);
+      const unsigned grid = std::min<unsigned>(grid_for<kernel>(space, work, per_sm), kMaxDeviceTeams);
       launch(Op::labels.native, space, kernel, grid, op, result, ws->partials.data(), ws->ticket.data(),
              static_cast<Index>(n), divisor, packed);
     };
@@ -83,11 +84,22 @@ struct Backend<Kokkos::Cuda> {
   template <class Index, class Op>
   static void map(const Kokkos::Cuda& space, const Op& op, std::size_t n) {
     using namespace CudaNative;
-    constexpr auto kernel = map_kernel<Op, Index>;
     const bool packed = use_packs(op);
     const std::size_t work = packed ? n / Op::pack_type::width : n;
-    launch(Op::labels.native, space, kernel, grid_for<kernel>(space, n, work, Tuning::bandwidth_blocks_per_sm), op,
-           static_cast<Index>(n), packed);
+    const auto run = [&]<int Unroll>(int per_sm) {
+      constexpr auto kernel = map_kernel<Op, Index, Unroll>;
+      launch(Op::labels.native, space, kernel, grid_for<kernel>(space, work, per_sm), op, static_cast<Index>(n),
+             packed);
+    };
+    // Latency (below latency_max_n): every resident block, two packs in flight a thread. Bandwidth: the reduce's
+    // grid, one pack at a time.
+    if (n < Tuning::latency_max_n) {
+      const int forced = launch_options().blocks_per_sm;
+      run.template operator()<Tuning::map_unroll>(forced > 0 ? grid_blocks_per_sm(n)
+                                                             : Tuning::map_latency_grid_blocks_per_sm);
+    } else {
+      run.template operator()<1>(std::min(grid_blocks_per_sm(n), Tuning::bandwidth_blocks_per_sm));
+    }
   }
 };
 
@@ -96,18 +108,17 @@ namespace CudaNative {
 // ---------------------------------------------------------------------------------------------------------------
 // The launch.
 
-/// One wave of grid_blocks_per_sm(n) blocks per multiprocessor for n elements, at most `max_per_sm` and at most
-/// what is resident, never more blocks than there are block-sized tiles of `work` items (packs or elements).
+/// One wave of `per_sm` blocks per multiprocessor (fewer if fewer are resident), never more blocks than there are
+/// block-sized tiles of `work` items (packs or elements).
 template <auto Kernel>
-unsigned grid_for(const Kokkos::Cuda& space, std::size_t n, std::size_t work, int max_per_sm) {
+unsigned grid_for(const Kokkos::Cuda& space, std::size_t work, int per_sm) {
   static const int resident = [] {  // queried once per kernel
     int b = 0;
     if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, Kernel, kBlock, 0) != cudaSuccess || b < 1) b = 1;
     return b;
   }();
   const std::size_t sms = static_cast<std::size_t>(space.cuda_device_prop().multiProcessorCount);
-  const int per_sm = std::min({grid_blocks_per_sm(n), max_per_sm, resident});
-  std::size_t grid = sms * static_cast<std::size_t>(per_sm);
+  std::size_t grid = sms * static_cast<std::size_t>(std::min(per_sm, resident));
   grid = std::min(grid, (work + kBlock - 1) / kBlock);
   return static_cast<unsigned>(std::max<std::size_t>(grid, 1));
 }
@@ -227,11 +238,11 @@ __global__ void __launch_bounds__(kBlock, MinBlocks)
 }
 
 /// Map: op applied to each element of this thread's grid-stride share.
-template <class Op, class Index>
+template <class Op, class Index, int Unroll>
 __global__ void __launch_bounds__(kBlock, Tuning::resident_blocks_per_sm)
     map_kernel(const Op op, const Index n, const bool packed) {
   stream_order_prologue();
-  for_share<1>(op, n, packed, GridShareOf<Index>());
+  for_share<Unroll>(op, n, packed, GridShareOf<Index>());
 }
 
 }  // namespace CudaNative

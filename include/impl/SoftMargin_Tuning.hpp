@@ -36,6 +36,11 @@ struct TuningHopper90 {
   static constexpr int gather = 16;
   /// Packs a native reduce thread loads before their arithmetic (8 in flight measured no faster than 4).
   static constexpr int reduce_unroll = 4;
+  /// Below latency_max_n, packs a native map thread (gradient, reduction none) loads before their arithmetic (2 fit
+  /// in 40 registers), and a grid of every resident block (a map publishes no partials): at 512x4096 the backward
+  /// pass went from 1.15x to 0.65x cublasSaxpy in a stream. At 2^28 two packs in flight were 5% slower: one there.
+  static constexpr int map_unroll = 2;
+  static constexpr int map_latency_grid_blocks_per_sm = 6;
 
   /// Grid blocks per multiprocessor for n elements: fewer partials and a shorter tail below 2^22 and 2^23, more loads
   /// in flight above (the team kernels' sweep over N).

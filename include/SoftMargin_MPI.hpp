@@ -1,0 +1,140 @@
+// SoftMargin over MPI: one SoftMarginLoss over the elements of every rank of a communicator.
+//
+// Each rank holds a part of x and y (any sizes, empty parts too). The sum is the sum over all ranks' elements, the
+// mean divides it by the global N, and the gradient of the mean is scaled by 1 / global N. Locally each call runs the
+// single-process pass of SoftMargin.hpp (with Reduction::Sum); the ranks then sum their partials and counts with
+// MPI_Allreduce, in double. Every call is collective over the communicator: every rank calls it, in the same order.
+//
+// Errors: every rank checks its arguments, and the ranks agree on the outcome in an allreduce before any rank writes
+// an output; then every rank throws the same exception type (std::invalid_argument for a bad argument), with a
+// message that names the failing ranks and the lowest one's problem. Nobody is left waiting. NaN on one rank gives
+// NaN on every rank; the mean over a global N of 0 is NaN.
+#ifndef SOFTMARGIN_MPI_HPP
+#define SOFTMARGIN_MPI_HPP
+
+#include <SoftMargin.hpp>
+
+#include "impl/SoftMargin_MPI_Checks.hpp"
+#include "impl/SoftMargin_MPI_Impl.hpp"
+#include "impl/SoftMargin_MPI_Passes.hpp"
+#include "impl/SoftMargin_MPI_Request.hpp"
+
+namespace softmargin::mpi {
+
+/// The transport that calls on this execution space use for a result View: Transport::DeviceDirect on CUDA when MPI
+/// is CUDA-aware (cuda_aware()), else Transport::HostStaged; SOFTMARGIN_MPI_TRANSPORT=staged forces staging. The
+/// blocking forms and iloss always stage through the host.
+template <class ExecSpace>
+requires(Kokkos::is_execution_space_v<ExecSpace>) Transport transport(const ExecSpace&) {
+  return Impl::transport<ExecSpace>();
+}
+
+// =================================================================================================================
+// Forward
+
+/// \brief Global SoftMarginLoss (Sum or Mean over all ranks' elements) into a rank-0 View on every rank.
+///
+/// The local pass is enqueued on `space` and fenced; the call returns once the ranks have summed their partials, and
+/// writes `result` in `space`'s order (a device result with a one-thread kernel, not fenced). Cost over the local
+/// call: one fence and one MPI_Allreduce of 4 doubles (HostStaged), or two allreduces, of 3 doubles on the host and
+/// of the partial in device memory (DeviceDirect).
+/// \param result rank-0 View of any floating type, accessible from space
+/// \throws std::invalid_argument on every rank when any rank's arguments are bad (see the file comment)
+template <class ExecSpace, class XView, class YView, class ResultView>
+requires(Kokkos::is_execution_space_v<ExecSpace>&& Kokkos::is_view_v<ResultView>) void loss(
+    MPI_Comm comm, const ExecSpace& space, const XView& x, const YView& y, const ResultView& result,
+    Reduction reduction = Reduction::Mean, Algorithm algorithm = Algorithm::Auto) {
+  if constexpr (softmargin::Impl::check_input_types<ExecSpace, XView, YView>() &&
+                Impl::check_result_type<ExecSpace, ResultView>())
+    Impl::loss(comm, space, x, y, result, reduction, algorithm, Impl::transport<ExecSpace>());
+}
+
+/// \brief Global SoftMarginLoss returned on every rank (blocking); stages through host memory.
+template <class ExecSpace, class XView, class YView>
+requires(Kokkos::is_execution_space_v<ExecSpace>&& Kokkos::is_view_v<XView>) typename XView::non_const_value_type
+    loss(MPI_Comm comm, const ExecSpace& space, const XView& x, const YView& y, Reduction reduction = Reduction::Mean,
+         Algorithm algorithm = Algorithm::Auto) {
+  typename XView::non_const_value_type value{};
+  if constexpr (softmargin::Impl::check_input_types<ExecSpace, XView, YView>())
+    Impl::loss(comm, space, x, y, Impl::host_scalar(value), reduction, algorithm, Transport::HostStaged);
+  return value;
+}
+
+/// \brief Starts the global loss: the local pass is run and fenced, then MPI_Iallreduce starts; Request::wait()
+/// (on every rank) completes it, writes `result` and returns the value. Work enqueued or done between iloss and
+/// wait overlaps the allreduce. Always stages through host memory.
+template <class ExecSpace, class XView, class YView, class ResultView>
+requires(Kokkos::is_execution_space_v<ExecSpace>&& Kokkos::is_view_v<ResultView>) [[nodiscard]] Request
+    iloss(MPI_Comm comm, const ExecSpace& space, const XView& x, const YView& y, const ResultView& result,
+          Reduction reduction = Reduction::Mean, Algorithm algorithm = Algorithm::Auto) {
+  if constexpr (softmargin::Impl::check_input_types<ExecSpace, XView, YView>() &&
+                Impl::check_result_type<ExecSpace, ResultView>())
+    return Impl::iloss(comm, space, x, y, result, reduction, algorithm);
+  else
+    return Request();
+}
+
+// =================================================================================================================
+// Backward
+
+/// \brief Gradient of the global loss with respect to this rank's x: grad_x = grad_loss * d loss / d x, with
+/// grad_loss / (global N) for Mean.
+///
+/// One MPI_Allreduce of 3 doubles (the count and the agreement) comes before the local pass, which is enqueued on
+/// `space` and not fenced. grad_loss: a host scalar or a rank-0 View (read on the device; for Mean it is divided by
+/// N with a one-thread kernel first).
+template <class ExecSpace, class XView, class YView, class Upstream, class GradView>
+requires(Kokkos::is_execution_space_v<ExecSpace>&& Kokkos::is_view_v<GradView>) void backward(
+    MPI_Comm comm, const ExecSpace& space, const XView& x, const YView& y, const Upstream& grad_loss,
+    const GradView& grad_x, Reduction reduction = Reduction::Mean, Algorithm algorithm = Algorithm::Auto) {
+  if constexpr (softmargin::Impl::check_input_types<ExecSpace, XView, YView>() &&
+                softmargin::Impl::check_grad_type<ExecSpace, XView, GradView>() &&
+                softmargin::Impl::check_upstream_type<ExecSpace, XView, Upstream, false>())
+    Impl::backward(comm, space, x, y, grad_loss, grad_x, reduction, algorithm);
+}
+
+// =================================================================================================================
+// Fused forward + backward
+
+/// \brief Global loss into loss_out and this rank's gradient into grad_x, with one local pass.
+///
+/// Cost over the local fused call: an MPI_Allreduce of 3 doubles before the pass (the global N scales the mean's
+/// gradient, and the ranks agree on their arguments before any writes grad_x), a fence, and the allreduce of the
+/// partial sums after it (HostStaged: 3 doubles on the host; DeviceDirect: the partial in device memory).
+template <class ExecSpace, class XView, class YView, class LossView, class GradView,
+          class Upstream = typename XView::non_const_value_type>
+requires(Kokkos::is_execution_space_v<ExecSpace>&& Kokkos::is_view_v<LossView>&&
+             Kokkos::is_view_v<GradView>) void loss_and_grad(MPI_Comm comm, const ExecSpace& space, const XView& x,
+                                                             const YView& y, const LossView& loss_out,
+                                                             const GradView& grad_x,
+                                                             Reduction reduction = Reduction::Mean,
+                                                             const Upstream& grad_loss = Upstream(1),
+                                                             Algorithm algorithm = Algorithm::Auto) {
+  if constexpr (softmargin::Impl::check_input_types<ExecSpace, XView, YView>() &&
+                Impl::check_result_type<ExecSpace, LossView>() &&
+                softmargin::Impl::check_grad_type<ExecSpace, XView, GradView>() &&
+                softmargin::Impl::check_upstream_type<ExecSpace, XView, Upstream, false>())
+    Impl::loss_and_grad(comm, space, x, y, loss_out, grad_x, reduction, grad_loss, algorithm,
+                        Impl::transport<ExecSpace>());
+}
+
+/// \brief Blocking fused pass: writes grad_x and returns the global loss on every rank.
+template <class ExecSpace, class XView, class YView, class GradView,
+          class Upstream = typename XView::non_const_value_type>
+requires(Kokkos::is_execution_space_v<ExecSpace>&& Kokkos::is_view_v<XView>&& Kokkos::is_view_v<GradView>)
+    typename XView::non_const_value_type
+    loss_and_grad(MPI_Comm comm, const ExecSpace& space, const XView& x, const YView& y, const GradView& grad_x,
+                  Reduction reduction = Reduction::Mean, const Upstream& grad_loss = Upstream(1),
+                  Algorithm algorithm = Algorithm::Auto) {
+  typename XView::non_const_value_type value{};
+  if constexpr (softmargin::Impl::check_input_types<ExecSpace, XView, YView>() &&
+                softmargin::Impl::check_grad_type<ExecSpace, XView, GradView>() &&
+                softmargin::Impl::check_upstream_type<ExecSpace, XView, Upstream, false>())
+    Impl::loss_and_grad(comm, space, x, y, Impl::host_scalar(value), grad_x, reduction, grad_loss, algorithm,
+                        Transport::HostStaged);
+  return value;
+}
+
+}  // namespace softmargin::mpi
+
+#endif

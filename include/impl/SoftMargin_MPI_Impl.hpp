@@ -1,0 +1,289 @@
+// SoftMargin MPI: status agreement, the transport of the partial sums, per-instance scratch and tiny kernels.
+#ifndef SOFTMARGIN_IMPL_MPI_IMPL_HPP
+#define SOFTMARGIN_IMPL_MPI_IMPL_HPP
+
+#include <mpi.h>
+#if __has_include(<mpi-ext.h>)
+#include <mpi-ext.h>  // Open MPI: MPIX_Query_cuda_support
+#endif
+
+#include <Kokkos_Core.hpp>
+#include <array>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <limits>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace softmargin::mpi {
+
+/// How the partial sums of the ranks travel.
+enum class Transport {
+  HostStaged,   ///< the local pass writes its partial to host (pinned) memory; MPI reduces a host buffer
+  DeviceDirect  ///< the partial stays in the execution space's memory and MPI reduces it there (CUDA-aware MPI)
+};
+
+inline const char* to_string(Transport t) { return t == Transport::HostStaged ? "host-staged" : "device-direct"; }
+
+/// Whether the MPI library accepts CUDA device pointers: MPIX_Query_cuda_support() (Open MPI) or
+/// MPIX_GPU_query_support (MPICH 4) at run time; false where neither exists. Call after MPI_Init.
+inline bool cuda_aware() {
+#if defined(OMPI_HAVE_MPI_EXT_CUDA) && OMPI_HAVE_MPI_EXT_CUDA
+  return MPIX_Query_cuda_support() == 1;
+#elif defined(MPIX_GPU_SUPPORT_CUDA)
+  int supported = 0;
+  return MPIX_GPU_query_support(MPIX_GPU_SUPPORT_CUDA, &supported) == MPI_SUCCESS && supported != 0;
+#else
+  return false;
+#endif
+}
+
+namespace Impl {
+
+template <class Exec>
+inline constexpr bool host_memory_v =
+    Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename Exec::memory_space>::accessible;
+
+/// The transport of a call on Exec that writes a result View: DeviceDirect where Exec's memory is not the host's and
+/// MPI is CUDA-aware (Kokkos' CUDA backend), else HostStaged. SOFTMARGIN_MPI_TRANSPORT=staged forces HostStaged;
+/// =direct asks for DeviceDirect, which host memory always allows. Read once per process.
+template <class Exec>
+Transport transport() {
+  static const Transport chosen = [] {
+    const char* env = std::getenv("SOFTMARGIN_MPI_TRANSPORT");
+    const std::string asked = env ? env : "";
+    if (asked == "staged") return Transport::HostStaged;
+    if constexpr (host_memory_v<Exec>) {
+      return asked == "direct" ? Transport::DeviceDirect : Transport::HostStaged;
+    } else {
+#if defined(KOKKOS_ENABLE_CUDA)
+      if (std::is_same_v<Exec, Kokkos::Cuda> && cuda_aware()) return Transport::DeviceDirect;
+#endif
+      return Transport::HostStaged;
+    }
+  }();
+  return chosen;
+}
+
+template <class T>
+MPI_Datatype mpi_type() {
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>, "softmargin::mpi: float or double");
+  return std::is_same_v<T, float> ? MPI_FLOAT : MPI_DOUBLE;
+}
+
+inline void check_mpi(int code, const char* what) {
+  if (code == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  MPI_Error_string(code, text, &length);
+  throw std::runtime_error(std::string("softmargin::mpi: ") + what + " failed: " + std::string(text, length));
+}
+
+/// The outcome of a rank's local work; failures are counted by kind in the agreement's last two slots.
+struct Status {
+  enum Kind : int { Ok = 0, InvalidArgument = 1, Other = 2 };
+  Kind kind = Ok;
+  std::string message;
+
+  /// Runs f unless an earlier step failed; a thrown exception becomes the status.
+  template <class F>
+  void run(F&& f) {
+    if (kind != Ok) return;
+    try {
+      f();
+    } catch (const std::invalid_argument& e) {
+      kind = InvalidArgument, message = e.what();
+    } catch (const std::exception& e) {
+      kind = Other, message = e.what();
+    }
+  }
+  double invalid() const { return kind == InvalidArgument ? 1.0 : 0.0; }
+  double other() const { return kind == Other ? 1.0 : 0.0; }
+};
+
+inline void check_comm(const char* where, MPI_Comm comm) {
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (!initialized || finalized)
+    throw std::logic_error(std::string(where) + ": MPI is not initialized (or already finalized)");
+  if (comm == MPI_COMM_NULL) throw std::invalid_argument(std::string(where) + ": the communicator is MPI_COMM_NULL");
+}
+
+/// Every rank's status, after an agreement found failures: each rank learns which ranks failed and the lowest one's
+/// message, and throws that rank's exception type with a message naming the ranks. Collective.
+[[noreturn]] inline void raise(MPI_Comm comm, const char* where, const Status& status) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  std::vector<int> kinds(size);
+  const int mine = status.kind;
+  check_mpi(MPI_Allgather(&mine, 1, MPI_INT, kinds.data(), 1, MPI_INT, comm), "MPI_Allgather");
+  int first = -1;
+  std::string ranks;
+  for (int r = 0; r < size; ++r) {
+    if (kinds[r] == Status::Ok) continue;
+    if (first < 0) first = r;
+    ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
+  }
+  if (first < 0) first = 0;  // not reached: raise follows an agreement that counted failures
+  int length = rank == first ? static_cast<int>(status.message.size()) : 0;
+  check_mpi(MPI_Bcast(&length, 1, MPI_INT, first, comm), "MPI_Bcast");
+  std::string message = rank == first ? status.message : std::string(length, ' ');
+  check_mpi(MPI_Bcast(message.data(), length, MPI_CHAR, first, comm), "MPI_Bcast");
+  // The local message of the lowest failing rank, without its own prefix where it is this call's.
+  const std::string prefix = std::string(where) + ": ";
+  if (message.rfind(prefix, 0) == 0) message.erase(0, prefix.size());
+  const bool several = ranks.find(',') != std::string::npos;
+  const std::string text = prefix + "failed on rank" + (several ? "s " : " ") + ranks + " of " + std::to_string(size) +
+                           (several ? "; rank " + std::to_string(first) + ": " : ": ") + message;
+  if (kinds[first] == Status::InvalidArgument) throw std::invalid_argument(text);
+  throw std::runtime_error(text);
+}
+
+/// Sums buffer over the ranks (in place); the last two slots count the ranks that failed, by kind; throws on every
+/// rank if any failed.
+template <std::size_t K>
+void agree(MPI_Comm comm, const char* where, std::array<double, K>& buffer, const Status& status) {
+  static_assert(K >= 2);
+  buffer[K - 2] = status.invalid();
+  buffer[K - 1] = status.other();
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, buffer.data(), static_cast<int>(K), MPI_DOUBLE, MPI_SUM, comm),
+            "MPI_Allreduce");
+  if (buffer[K - 2] + buffer[K - 1] > 0) raise(comm, where, status);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// One-element kernels on the caller's instance: device outputs are written in stream order, without a fence.
+
+template <class View>
+using unmanaged_t = Kokkos::View<typename View::data_type, typename View::array_layout, typename View::memory_space,
+                                 Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+
+/// dst() = value.
+template <class Dst>
+struct Assign {
+  Dst dst;
+  double value;
+  KOKKOS_FUNCTION void operator()(int) const { dst() = static_cast<typename Dst::non_const_value_type>(value); }
+};
+
+/// dst() = src() / divisor.
+template <class Dst, class Src>
+struct Divide {
+  Dst dst;
+  Src src;
+  double divisor;
+  KOKKOS_FUNCTION void operator()(int) const {
+    dst() = static_cast<typename Dst::non_const_value_type>(static_cast<double>(src()) / divisor);
+  }
+};
+
+/// Writes value into the rank-0 View dst: from the host where it may (host memory the execution space cannot reach,
+/// or host memory with nothing pending on it), else with a one-thread kernel on space (in stream order, no fence).
+template <class Exec, class Dst>
+void assign(const Exec& space, const Dst& dst, double value, bool host_may_write) {
+  constexpr bool host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename Dst::memory_space>::accessible;
+  constexpr bool device = Kokkos::SpaceAccessibility<Exec, typename Dst::memory_space>::accessible;
+  static_assert(host || device, "softmargin::mpi: a result must be accessible from the execution space or the host");
+  const Assign<unmanaged_t<Dst>> op{unmanaged_t<Dst>(dst.data()), value};
+  if constexpr (host) {
+    if (host_may_write || !device) return op(0);
+  }
+  if constexpr (device) Kokkos::parallel_for("softmargin::mpi::assign", Kokkos::RangePolicy<Exec>(space, 0, 1), op);
+}
+
+/// dst() = src() / divisor with a one-thread kernel on space, in stream order.
+template <class Exec, class Dst, class Src>
+void divide(const Exec& space, const Dst& dst, const Src& src, double divisor) {
+  using D = unmanaged_t<Dst>;
+  using S = unmanaged_t<Src>;
+  Kokkos::parallel_for("softmargin::mpi::divide", Kokkos::RangePolicy<Exec>(space, 0, 1),
+                       Divide<D, S>{D(dst.data()), S(src.data()), divisor});
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Scratch of one call: the partial sum (host-staged or in the execution space's memory) and a scaled upstream
+// gradient. Host instances use the Scratch object's own members; device instances keep one set per instance
+// (device and pinned allocations are slow), used under a lock and released at Kokkos::finalize.
+
+template <class Exec, class P, class T, bool Host = host_memory_v<Exec>>
+class Scratch {  // host
+ public:
+  using Mem = typename Exec::memory_space;
+  Scratch() = default;
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+  void acquire(const Exec&) {}
+  Kokkos::View<P, Mem, Kokkos::MemoryTraits<Kokkos::Unmanaged>> staged() { return decltype(staged())(&staged_); }
+  Kokkos::View<P, Mem, Kokkos::MemoryTraits<Kokkos::Unmanaged>> direct() { return decltype(direct())(&direct_); }
+  Kokkos::View<T, Mem, Kokkos::MemoryTraits<Kokkos::Unmanaged>> upstream() { return decltype(upstream())(&upstream_); }
+
+ private:
+  P staged_ = 0, direct_ = 0;
+  T upstream_ = 0;
+};
+
+template <class Exec, class P, class T>
+class Scratch<Exec, P, T, false> {  // device
+ public:
+  using Mem = typename Exec::memory_space;
+  using Pinned = Kokkos::SharedHostPinnedSpace;
+  Scratch() = default;
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+
+  /// Takes the instance's set (made on first use) and holds its lock until the Scratch goes.
+  void acquire(const Exec& space) {
+    static std::mutex registry_mutex;
+    static std::map<std::uint32_t, std::shared_ptr<Entry>> registry;
+    static bool hooked = false;
+    {
+      std::lock_guard<std::mutex> guard(registry_mutex);
+      if (!hooked) {
+        Kokkos::push_finalize_hook([] {
+          std::lock_guard<std::mutex> g(registry_mutex);
+          registry.clear();
+          hooked = false;
+        });
+        hooked = true;
+      }
+      auto& slot = registry[space.impl_instance_id()];
+      if (!slot) slot = std::make_shared<Entry>(space);
+      entry_ = slot;
+    }
+    lock_ = std::unique_lock<std::mutex>(entry_->mutex);
+  }
+  /// The set's Views; empty Views when acquire() did not run (a call whose arguments failed their checks first).
+  Kokkos::View<P, Pinned> staged() { return entry_ ? entry_->staged : Kokkos::View<P, Pinned>(); }
+  Kokkos::View<P, Mem> direct() { return entry_ ? entry_->direct : Kokkos::View<P, Mem>(); }
+  Kokkos::View<T, Mem> upstream() { return entry_ ? entry_->upstream : Kokkos::View<T, Mem>(); }
+
+ private:
+  struct Entry {
+    Kokkos::View<P, Pinned> staged;
+    Kokkos::View<P, Mem> direct;
+    Kokkos::View<T, Mem> upstream;
+    std::mutex mutex;
+    explicit Entry(const Exec& space)
+        : staged(Kokkos::view_alloc(space, "softmargin::mpi::staged")),
+          direct(Kokkos::view_alloc(space, "softmargin::mpi::direct")),
+          upstream(Kokkos::view_alloc(space, "softmargin::mpi::upstream")) {
+      space.fence("softmargin::mpi: scratch allocated");
+    }
+  };
+  std::shared_ptr<Entry> entry_;
+  std::unique_lock<std::mutex> lock_;
+};
+
+}  // namespace Impl
+}  // namespace softmargin::mpi
+
+#endif

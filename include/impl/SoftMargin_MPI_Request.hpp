@@ -1,0 +1,119 @@
+// SoftMargin MPI: the non-blocking global loss (MPI_Iallreduce) and its request.
+#ifndef SOFTMARGIN_IMPL_MPI_REQUEST_HPP
+#define SOFTMARGIN_IMPL_MPI_REQUEST_HPP
+
+#include <SoftMargin.hpp>
+#include <array>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <utility>
+
+#include "SoftMargin_MPI_Checks.hpp"
+#include "SoftMargin_MPI_Impl.hpp"
+#include "SoftMargin_MPI_Passes.hpp"
+
+namespace softmargin::mpi {
+
+namespace Impl {
+/// A loss in flight: MPI's request and buffer, the rank's status, and how to write the result.
+struct RequestState {
+  MPI_Comm comm = MPI_COMM_NULL;
+  MPI_Request request = MPI_REQUEST_NULL;
+  std::array<double, 4> sums{};  ///< partial sum, count, failed ranks (invalid argument, other); MPI's buffer
+  Status status;
+  Reduction reduction = Reduction::Mean;
+  std::function<void(double)> write;
+  bool arrived = false;
+};
+}  // namespace Impl
+
+/// A global loss in flight (from iloss). wait() must be called on every rank, as the collective it completes.
+class Request {
+ public:
+  Request() = default;
+  explicit Request(std::unique_ptr<Impl::RequestState> state) : state_(std::move(state)) {}
+  Request(Request&&) noexcept = default;
+  Request& operator=(Request&& other) noexcept {
+    if (this != &other) {
+      complete();
+      state_ = std::move(other.state_);
+    }
+    return *this;
+  }
+  /// Completes an allreduce still in flight (MPI requires it) without writing the result.
+  ~Request() { complete(); }
+
+  /// Whether the ranks' sums have arrived (MPI_Test); wait() then returns without waiting.
+  bool test() {
+    if (!state_) return true;
+    if (!state_->arrived) {
+      int flag = 0;
+      Impl::check_mpi(MPI_Test(&state_->request, &flag, MPI_STATUS_IGNORE), "MPI_Test");
+      state_->arrived = flag != 0;
+    }
+    return state_->arrived;
+  }
+
+  /// Completes the allreduce, throws on every rank if any rank's arguments were bad (as the blocking forms do),
+  /// writes the result View in its execution space's order and returns the global value.
+  double wait() {
+    if (!state_) throw std::logic_error("softmargin::mpi::Request::wait: no loss in flight (waited already, or moved)");
+    std::unique_ptr<Impl::RequestState> state = std::move(state_);
+    if (!state->arrived) Impl::check_mpi(MPI_Wait(&state->request, MPI_STATUS_IGNORE), "MPI_Wait");
+    const auto& s = state->sums;
+    if (s[2] + s[3] > 0) Impl::raise(state->comm, "softmargin::mpi::iloss", state->status);
+    const double value = Impl::finish(s[0], s[1], state->reduction);
+    state->write(value);
+    return value;
+  }
+
+  /// Whether a loss is in flight (wait() not yet called).
+  bool active() const { return static_cast<bool>(state_); }
+
+ private:
+  void complete() noexcept {
+    if (state_ && !state_->arrived) MPI_Wait(&state_->request, MPI_STATUS_IGNORE);
+    state_.reset();
+  }
+
+  std::unique_ptr<Impl::RequestState> state_;
+};
+
+namespace Impl {
+
+/// iloss: checks and the local pass as in loss (HostStaged), then MPI_Iallreduce of the 4 doubles.
+template <class ExecSpace, class XView, class YView, class ResultView>
+Request iloss(MPI_Comm comm, const ExecSpace& space, const XView& x, const YView& y, const ResultView& result,
+              Reduction reduction, Algorithm algorithm) {
+  constexpr const char* where = "softmargin::mpi::iloss";
+  check_comm(where, comm);
+  using T = typename XView::non_const_value_type;
+  auto state = std::make_unique<RequestState>();
+  Status& status = state->status;
+  Scratch<ExecSpace, partial_t<T>, T> scratch;
+  status.run([&] {
+    check_inputs(where, reduction, algorithm, x, y);
+    check_result(where, "result", result, x, y);
+    scratch.acquire(space);
+  });
+  const auto partial = scratch.staged();
+  status.run([&] {
+    if (x.size() > 0) softmargin::loss(space, x, y, partial, Reduction::Sum, algorithm);
+  });
+  space.fence("softmargin::mpi::iloss: partial sum");
+  state->sums = {status.kind == Status::Ok && x.size() > 0 ? static_cast<double>(partial()) : 0.0,
+                 static_cast<double>(x.size()), status.invalid(), status.other()};
+  state->comm = comm;
+  state->reduction = reduction;
+  // The result is written in space's order: by a kernel, or by the host on host backends.
+  state->write = [space, result](double value) { assign(space, result, value, host_memory_v<ExecSpace>); };
+  check_mpi(MPI_Iallreduce(MPI_IN_PLACE, state->sums.data(), 4, MPI_DOUBLE, MPI_SUM, comm, &state->request),
+            "MPI_Iallreduce");
+  return Request(std::move(state));
+}
+
+}  // namespace Impl
+}  // namespace softmargin::mpi
+
+#endif

@@ -1,0 +1,9 @@
+// MPI tests on the Kokkos::Cuda backend.
+#include <Kokkos_Core.hpp>
+
+#define TEST_CATEGORY cuda
+#define TEST_EXECSPACE Kokkos::Cuda
+
+#include "TestMPI_Errors.hpp"
+#include "TestMPI_Grad.hpp"
+#include "TestMPI_Loss.hpp"

@@ -1,0 +1,119 @@
+// MPI tests of the global loss: every form against the one-process loss of the whole problem, on uneven and empty
+// partitions, both transports, a sub-communicator, and NaN on one rank.
+#include <cstdlib>
+
+#include "TestMPI_Utils.hpp"
+
+namespace softmargin::mpi::test {
+
+/// Every forward form of the global loss on p, against the one-process loss of p's full Views.
+template <class T, class L>
+void check_forward(const Problem<T, L>& p, MPI_Comm comm, Reduction reduction) {
+  const Exec space;
+  const double expect = softmargin::loss(space, p.x, p.y, reduction);
+  const double tol = tolerance<T>();
+  Kokkos::View<T, Mem> result("result");
+  for (Transport t : transports()) {
+    SCOPED_TRACE(to_string(t));
+    Kokkos::deep_copy(result, T(-1));
+    Impl::loss(comm, space, p.lx, p.ly, result, reduction, Algorithm::Auto, t);
+    const double got = value_of(result);
+    EXPECT_TRUE(close(got, expect, tol));
+    EXPECT_TRUE(same_on_every_rank(got, comm));
+  }
+  Kokkos::deep_copy(result, T(-1));
+  loss(comm, space, p.lx, p.ly, result, reduction);
+  EXPECT_TRUE(close(value_of(result), expect, tol));
+  const T blocking = loss(comm, space, p.lx, p.ly, reduction);
+  EXPECT_TRUE(close(blocking, expect, tol));
+  EXPECT_TRUE(same_on_every_rank(blocking, comm));
+  Kokkos::View<double, Mem> wide("wide");  // a result of another floating type
+  Request request = iloss(comm, space, p.lx, p.ly, wide, reduction);
+  EXPECT_TRUE(request.active());
+  const double waited = request.wait();
+  EXPECT_FALSE(request.active());
+  EXPECT_TRUE(close(waited, expect, tol));
+  EXPECT_TRUE(close(value_of(wide), expect, tol));
+  for (Algorithm a : {Algorithm::RangeReduce, Algorithm::TeamScratch, Algorithm::Native})
+    EXPECT_TRUE(close(loss(comm, space, p.lx, p.ly, reduction, a), expect, tol)) << to_string(a);
+  // Against fp64 too (the one-process result is itself tested against it).
+  const double ref = p.reference_sum(0, p.rows) / (reduction == Reduction::Mean ? double(p.rows * p.cols) : 1.0);
+  EXPECT_TRUE(close(blocking, ref, tol));
+}
+
+template <class T, class L>
+void forward_cases(bool empty) {
+  const std::uint64_t seed = shared_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 gen(seed);
+  for (int round = 0; round < 3; ++round) {
+    const std::size_t rows = std::uniform_int_distribution<std::size_t>(1, 40)(gen);
+    const std::size_t cols = std::uniform_int_distribution<std::size_t>(1, 300)(gen) | 1;
+    const Problem<T, L> p(gen(), rows, cols, empty);
+    SCOPED_TRACE(std::to_string(rows) + "x" + std::to_string(cols) + ", this rank's rows " + std::to_string(p.begin) +
+                 ".." + std::to_string(p.end));
+    for (Reduction r : {Reduction::Sum, Reduction::Mean}) {
+      SCOPED_TRACE(to_string(r));
+      check_forward(p, MPI_COMM_WORLD, r);
+    }
+  }
+}
+
+TEST(TEST_CATEGORY, mpi_loss_matches_one_process) {
+  forward_cases<double, Kokkos::LayoutRight>(false);
+  forward_cases<float, Kokkos::LayoutRight>(false);
+  forward_cases<double, Kokkos::LayoutLeft>(false);
+  forward_cases<float, Kokkos::LayoutLeft>(false);
+}
+
+TEST(TEST_CATEGORY, mpi_loss_empty_partitions) {
+  forward_cases<double, Kokkos::LayoutRight>(true);
+  forward_cases<float, Kokkos::LayoutLeft>(true);
+}
+
+TEST(TEST_CATEGORY, mpi_loss_of_nothing) {  // every rank empty: the sum is 0, the mean NaN
+  const Exec space;
+  const Problem<float> p(1, 0, 5);
+  Kokkos::View<float, Mem> result("result");
+  for (Transport t : transports()) {
+    Impl::loss(MPI_COMM_WORLD, space, p.lx, p.ly, result, Reduction::Sum, Algorithm::Auto, t);
+    EXPECT_EQ(value_of(result), 0.0);
+    Impl::loss(MPI_COMM_WORLD, space, p.lx, p.ly, result, Reduction::Mean, Algorithm::Auto, t);
+    EXPECT_TRUE(std::isnan(value_of(result)));
+  }
+  EXPECT_TRUE(std::isnan(loss(MPI_COMM_WORLD, space, p.lx, p.ly)));
+  EXPECT_TRUE(std::isnan(iloss(MPI_COMM_WORLD, space, p.lx, p.ly, result).wait()));
+  Kokkos::View<float*, Mem> empty_x, empty_y;  // default-constructed: no memory, size 0
+  EXPECT_EQ(loss(MPI_COMM_WORLD, space, empty_x, empty_y, Reduction::Sum), 0.0f);
+}
+
+TEST(TEST_CATEGORY, mpi_transport_choice) {
+  const char* env = std::getenv("SOFTMARGIN_MPI_TRANSPORT");
+  if (env) GTEST_SKIP() << "SOFTMARGIN_MPI_TRANSPORT=" << env;
+  // Host memory: the partial is on the host already. Device memory: reduced in place only by a CUDA-aware MPI.
+  const bool direct = !Impl::host_memory_v<Exec> && cuda_aware();
+  EXPECT_EQ(transport(Exec()), direct ? Transport::DeviceDirect : Transport::HostStaged);
+}
+
+TEST(TEST_CATEGORY, mpi_loss_sub_communicator) {  // even and odd ranks, each its own problem
+  MPI_Comm half;
+  MPI_Comm_split(MPI_COMM_WORLD, rank() % 2, rank(), &half);
+  const std::uint64_t seed = shared_seed() + rank() % 2;
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const Problem<double> p(seed, 17, 33, false, half);
+  check_forward(p, half, Reduction::Mean);
+  MPI_Comm_free(&half);
+}
+
+TEST(TEST_CATEGORY, mpi_nan_on_one_rank_gives_nan_everywhere) {
+  const Exec space;
+  const Problem<double> p(shared_seed(), 9, 7, true);  // the last rank holds rows
+  if (rank() == size() - 1) Kokkos::deep_copy(Kokkos::subview(p.lx, 0, 0), std::numeric_limits<double>::quiet_NaN());
+  for (Reduction r : {Reduction::Sum, Reduction::Mean}) {
+    EXPECT_TRUE(std::isnan(loss(MPI_COMM_WORLD, space, p.lx, p.ly, r)));
+    Kokkos::View<double**, Mem> grad("grad", p.lx.extent(0), p.lx.extent(1));
+    EXPECT_TRUE(std::isnan(loss_and_grad(MPI_COMM_WORLD, space, p.lx, p.ly, grad, r)));
+  }
+}
+
+}  // namespace softmargin::mpi::test

@@ -1,0 +1,9 @@
+// MPI tests on the Kokkos::Serial backend.
+#include <Kokkos_Core.hpp>
+
+#define TEST_CATEGORY serial
+#define TEST_EXECSPACE Kokkos::Serial
+
+#include "TestMPI_Errors.hpp"
+#include "TestMPI_Grad.hpp"
+#include "TestMPI_Loss.hpp"
