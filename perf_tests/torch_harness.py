@@ -10,7 +10,9 @@ events (perf_counter on the CPU), per call:
   graph             one forward captured in a CUDA graph, replayed   (CUDA only)
   compiled          torch.compile(model) forward, and forward+backward  (--compile)
 and prints a table and the ratios, against the targets of 5x (forward) and 10x (forward+backward). --pdl-ab adds
-ModelNew with the library's programmatic dependent launch off (softmargin.set_launch_options) as another column.
+ModelNew with the library's programmatic dependent launch off (softmargin.set_launch_options) as another column, and
+--autograd-ab the same operators under a Python torch.autograd.Function (what a Python autograd registration costs
+per call, against the package's C++ autograd kernel).
 
   PYTHONPATH=build/<preset>/python python3 perf_tests/torch_harness.py [--device cuda|cpu] [--compile]
 """
@@ -49,6 +51,28 @@ class ModelNew(nn.Module):
 
     def forward(self, predictions, targets):
         return self.loss_fn(predictions, targets)
+
+
+class _PythonAutograd(torch.autograd.Function):
+    """The fused operator under a Python autograd.Function: the per-call cost of autograd in Python."""
+
+    @staticmethod
+    def forward(ctx, x, y):
+        if not ctx.needs_input_grad[0]:
+            return torch.ops.softmargin.loss.default(x, y, 1)
+        loss, grad = torch.ops.softmargin.loss_and_grad.default(x, y, 1)
+        ctx.save_for_backward(grad)
+        return loss
+
+    @staticmethod
+    def backward(ctx, g):
+        (grad,) = ctx.saved_tensors
+        return grad * g, None
+
+
+class ModelNewPythonAutograd(nn.Module):
+    def forward(self, predictions, targets):
+        return _PythonAutograd.apply(predictions, targets)
 
 
 def get_inputs():
@@ -132,6 +156,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=None, help="interleaved rounds (default 20 CUDA, 3 CPU)")
     ap.add_argument("--compile", action="store_true", help="also check and time torch.compile(ModelNew())")
     ap.add_argument("--pdl-ab", action="store_true", help="also time ModelNew without programmatic dependent launch")
+    ap.add_argument("--autograd-ab", action="store_true", help="also time the operators under a Python autograd")
     args = ap.parse_args()
     DEVICE = args.device
     calls = args.calls or (200 if DEVICE == "cuda" else 10)
@@ -145,6 +170,8 @@ def main():
     models = {"Model": Model(*get_init_inputs()), "ModelNew": ModelNew(*get_init_inputs())}
     if args.compile:
         models["ModelNew compiled"] = torch.compile(ModelNew(*get_init_inputs()))
+    if args.autograd_ab:
+        models["ModelNew, Python autograd"] = ModelNewPythonAutograd()
     ok = check(models, x, y)
     setups = {name: (lambda: softmargin.set_launch_options(True)) for name in models}
     if args.pdl_ab:

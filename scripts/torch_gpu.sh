@@ -100,7 +100,7 @@ for stage in $stages; do
       grep -E "^(FAILED|ERROR) |[0-9]+ (passed|failed|errors?)" "$OUT/torch_pytest.log" | tail -40
       ;;
     harness)
-      PYTHONPATH="$pypath" "$python" perf_tests/torch_harness.py --device "$device" --pdl-ab $compile 2>&1 |
+      PYTHONPATH="$pypath" "$python" perf_tests/torch_harness.py --device "$device" --pdl-ab --autograd-ab $compile 2>&1 |
         tee "$OUT/torch_harness.txt"
       ;;
     build) ;;

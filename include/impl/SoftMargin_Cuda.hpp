@@ -7,7 +7,7 @@
 //  - the reduce's blocks sum with warp shuffles and publish partials; the last block (an acquire-release ticket)
 //    gathers them with one warp, and resets the ticket for the next call;
 //  - two shapes of the reduce, chosen by size (SoftMargin_Tuning.hpp): latency (6 resident blocks, a grid of 3 per
-//    multiprocessor) below 2^24 elements, bandwidth (4 and 4) from there on and for the fused pass.
+//    multiprocessor) below 2^24 elements, bandwidth (4 and 4) from there on; the fused pass has two of its own.
 // Read top-down: Backend<Kokkos::Cuda> (what the dispatcher calls), the launch, the kernels.
 #ifndef SOFTMARGIN_IMPL_CUDA_HPP
 #define SOFTMARGIN_IMPL_CUDA_HPP
@@ -37,7 +37,7 @@ namespace softmargin::Impl {
 namespace CudaNative {
 using Tuning = DeviceTuning;
 constexpr int kBlock = Tuning::block_size;
-template <class Op, class RV, class Index, int MinBlocks>
+template <class Op, class RV, class Index, int MinBlocks, int Unroll>
 __global__ void __launch_bounds__(kBlock, MinBlocks)
     reduce_kernel(Op op, RV result, typename Op::accum_type* partials, unsigned* ticket, Index n,
                   typename Op::accum_type divisor, bool packed);
@@ -63,21 +63,32 @@ struct Backend<Kokkos::Cuda> {
     const bool packed = use_packs(op);
     const std::size_t work = packed ? n / Op::pack_type::width : n;
     auto ws = Workspace<Kokkos::Cuda, A>::acquire(space, kMaxDeviceTeams);
-    const auto run = [&]<int MinBlocks>(int grid_per_sm) {
-      constexpr auto kernel = reduce_kernel<Op, RV, Index, MinBlocks>;
-      const int per_sm = std::min(grid_blocks_per_sm(n), grid_per_sm);
+    const auto run = [&]<int MinBlocks, int Unroll = Tuning::reduce_unroll>(int per_sm) {
+      constexpr auto kernel = reduce_kernel<Op, RV, Index, MinBlocks, Unroll>;
       const unsigned grid = std::min<unsigned>(grid_for<kernel>(space, work, per_sm), kMaxDeviceTeams);
       launch(Op::labels.native, space, kernel, grid, op, result, ws->partials.data(), ws->ticket.data(),
              static_cast<Index>(n), divisor, packed);
     };
-    // The latency shape's work fits in 40 registers; the fused pass's does not. n < 2^24 fits an int index.
-    if constexpr (Op::kind != OpKind::Fused && std::is_same_v<Index, int>) {
+    const int forced = launch_options().blocks_per_sm;
+    const auto per_sm = [&](int tuned) { return forced > 0 ? forced : tuned; };
+    if constexpr (Op::kind == OpKind::Fused) {  // its own shapes: its work does not fit in 40 registers
+      using F = Tuning::FusedShape;
+      if (n < Tuning::latency_max_n)
+        run.template operator()<F::latency_min_blocks, F::latency_unroll>(per_sm(F::latency_grid_blocks_per_sm));
+      else
+        run.template operator()<F::bandwidth_min_blocks, F::bandwidth_unroll>(per_sm(F::bandwidth_grid_blocks_per_sm));
+      return;
+    }
+    // n < 2^24 fits an int index.
+    if constexpr (std::is_same_v<Index, int>) {
       if (n < Tuning::latency_max_n) {
-        run.template operator()<Tuning::resident_blocks_per_sm>(Tuning::latency_grid_blocks_per_sm);
+        run.template operator()<Tuning::resident_blocks_per_sm>(
+            std::min(grid_blocks_per_sm(n), Tuning::latency_grid_blocks_per_sm));
         return;
       }
     }
-    run.template operator()<Tuning::bandwidth_blocks_per_sm>(Tuning::bandwidth_blocks_per_sm);
+    run.template operator()<Tuning::bandwidth_blocks_per_sm>(
+        std::min(grid_blocks_per_sm(n), Tuning::bandwidth_blocks_per_sm));
   }
 
   /// op applied to each of n elements: one launch.
@@ -193,14 +204,14 @@ __device__ __forceinline__ A block_sum(A v, A* warp_sums) {
 
 /// Reduce: each block sums its share and publishes a partial; the last block to finish combines the partials,
 /// writes sum / divisor into the result and resets the ticket. A grid of one block writes the result directly.
-template <class Op, class RV, class Index, int MinBlocks>
+template <class Op, class RV, class Index, int MinBlocks, int Unroll>
 __global__ void __launch_bounds__(kBlock, MinBlocks)
     reduce_kernel(const Op op, const RV result, typename Op::accum_type* partials, unsigned* ticket, const Index n,
                   const typename Op::accum_type divisor, const bool packed) {
   using A = typename Op::accum_type;
   __shared__ A warp_sums[kBlock / 32];
   stream_order_prologue();
-  const A sum = block_sum(for_share<Tuning::reduce_unroll>(op, n, packed, GridShareOf<Index>()), warp_sums);
+  const A sum = block_sum(for_share<Unroll>(op, n, packed, GridShareOf<Index>()), warp_sums);
   if (gridDim.x == 1) {  // one block: nothing to combine
     if (threadIdx.x == 0) result() = static_cast<typename RV::non_const_value_type>(sum / divisor);
     return;

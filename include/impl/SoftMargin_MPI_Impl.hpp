@@ -242,20 +242,24 @@ class Scratch<Exec, P, T, false> {  // device
 
   /// Takes the instance's set (made on first use) and holds its lock until the Scratch goes.
   void acquire(const Exec& space) {
-    static std::mutex registry_mutex;
-    static std::map<std::uint32_t, std::shared_ptr<Entry>> registry;
-    static bool hooked = false;
+    // Never destroyed: Kokkos::finalize may run after static destructors, and its hook must still find the registry.
+    struct Registry {
+      std::mutex mutex;
+      std::map<std::uint32_t, std::shared_ptr<Entry>> by_instance;
+      bool hooked = false;
+    };
+    static auto* reg = new Registry;
     {
-      std::lock_guard<std::mutex> guard(registry_mutex);
-      if (!hooked) {
+      std::lock_guard<std::mutex> guard(reg->mutex);
+      if (!reg->hooked) {
         Kokkos::push_finalize_hook([] {
-          std::lock_guard<std::mutex> g(registry_mutex);
-          registry.clear();
-          hooked = false;
+          std::lock_guard<std::mutex> g(reg->mutex);
+          reg->by_instance.clear();
+          reg->hooked = false;
         });
-        hooked = true;
+        reg->hooked = true;
       }
-      auto& slot = registry[space.impl_instance_id()];
+      auto& slot = reg->by_instance[space.impl_instance_id()];
       if (!slot) slot = std::make_shared<Entry>(space);
       entry_ = slot;
     }

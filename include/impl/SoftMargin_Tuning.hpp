@@ -41,6 +41,18 @@ struct TuningHopper90 {
   /// 512x4096 went from slower to faster than cublasSaxpy. From latency_max_n on, one pack (two measured slower).
   static constexpr int map_unroll = 2;
   static constexpr int map_latency_grid_blocks_per_sm = 6;
+  /// The fused pass (loss and gradient), which spills at 40 registers: packs loaded at once, launch bound and grid
+  /// blocks per multiprocessor, below latency_max_n and from it on. From a sweep of the three against cublasSaxpy:
+  /// 2 packs and 5 blocks (51 registers) below 2^24 (at 512x4096 1.06x cublasSaxpy's time, down from 1.20x with
+  /// the reduce's bandwidth shape), one pack and a grid of 6 above (2^24 to 2^28: 0.80-0.81x, down from 0.86-0.89x).
+  struct FusedShape {
+    static constexpr int latency_unroll = 2;
+    static constexpr int latency_min_blocks = 5;
+    static constexpr int latency_grid_blocks_per_sm = 5;
+    static constexpr int bandwidth_unroll = 1;
+    static constexpr int bandwidth_min_blocks = 4;
+    static constexpr int bandwidth_grid_blocks_per_sm = 6;
+  };
 
   /// Grid blocks per multiprocessor for n elements: fewer partials and a shorter tail below 2^22 and 2^23, more loads
   /// in flight above (the team kernels' sweep over N).

@@ -64,9 +64,11 @@ class Lease {
     std::map<std::uint32_t, std::shared_ptr<Entry>> by_instance;
     bool hook_registered = false;
   };
+  // Never destroyed: Kokkos::finalize may run after static destructors (from an atexit handler registered before the
+  // first call), and its hook must still find the registry.
   static Registry& registry() {
-    static Registry reg;
-    return reg;
+    static auto* reg = new Registry;
+    return *reg;
   }
 
   std::shared_ptr<Entry> payload_;

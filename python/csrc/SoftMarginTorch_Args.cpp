@@ -36,13 +36,14 @@ LossArgs check_args(const char* op, const at::Tensor& input, const at::Tensor& t
   // PyTorch computes the loss in the input's dtype (in place on a copy of it): any real target is converted.
   TORCH_CHECK(!at::isComplexType(target.scalar_type()), "result type ", target.scalar_type(),
               " can't be cast to the desired output type ", dtype);
+  // A 0-dimensional CPU target is a scalar, as in PyTorch's element-wise operators; other devices must match.
+  const bool cpu_scalar_target = target.dim() == 0 && target.device().is_cpu();
+  TORCH_CHECK(target.device() == input.device() || cpu_scalar_target,
+              "Expected all tensors to be on the same device, but found at least two devices, ", input.device(),
+              " and ", target.device(), "!");
   TORCH_CHECK(input.device().type() == device_type, op, ": input is on ", input.device(), " but this kernel runs on ",
               device_type);
   if (target.device() != input.device()) {
-    // A 0-dimensional CPU target is a scalar, as in PyTorch's element-wise operators.
-    TORCH_CHECK(target.dim() == 0 && target.device().is_cpu(),
-                "Expected all tensors to be on the same device, but found at least two devices, ", input.device(),
-                " and ", target.device(), "!");
     args.y = target.to(input.device(), dtype);
   } else if (target.scalar_type() != dtype) {
     args.y = target.to(dtype);

@@ -32,9 +32,11 @@ struct InstanceCache {
   bool hooked = false;
 };
 
+/// Never destroyed (see SoftMarginTorch_Runtime.cpp): Kokkos' finalize hook empties it, possibly at exit after static
+/// destructors have run.
 InstanceCache& cache() {
-  static InstanceCache c;
-  return c;
+  static auto* c = new InstanceCache;
+  return *c;
 }
 
 /// The Kokkos::Cuda instance on torch's current stream of one device, for the length of one operator call (and the

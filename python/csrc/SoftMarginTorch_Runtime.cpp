@@ -18,9 +18,12 @@
 namespace softmargin::torch_ops {
 namespace {
 
+// The runtime's state lives on the heap and is never destroyed: Kokkos::finalize may run at exit (our atexit
+// handler, or the process's own) after the static destructors of objects made after that handler was registered,
+// and its finalize hook still needs the callbacks and the caches they clear.
 std::mutex& runtime_mutex() {
-  static std::mutex m;
-  return m;
+  static auto* m = new std::mutex;
+  return *m;
 }
 
 std::atomic<bool> ready{false};  ///< Kokkos is initialized and our finalize hook is registered
@@ -28,8 +31,8 @@ bool hook_registered = false;
 bool owned = false;  ///< initialized here, so finalized here at exit
 
 std::vector<std::function<void()>>& finalize_callbacks() {
-  static std::vector<std::function<void()>> callbacks;
-  return callbacks;
+  static auto* callbacks = new std::vector<std::function<void()>>;
+  return *callbacks;
 }
 
 // Runs at Kokkos::finalize, whoever calls it: drops the Kokkos objects the operators cache, which must not outlive
