@@ -127,3 +127,73 @@ def test_launch_options(device, seed):
         softmargin.set_launch_options()
     with pytest.raises(ValueError, match="blocks_per_sm = -1 must be 0"):
         softmargin.set_launch_options(True, -1)
+
+
+def _reference(x, y, reduction):
+    return torch.nn.functional.soft_margin_loss(x.double(), y.double(), reduction=reduction).to(x.dtype)
+
+
+def test_sizes_in_turn(device, seed):
+    # The scratch a call leaves (host: a pool of workspaces; CUDA: one per stream) serves calls of every size after.
+    for n in [1, 3, 100_003, 2, 4096 * 33, 1, 7, 100_003, 5]:
+        x = torch.randn(n, device=device, dtype=torch.float64 if n % 2 else torch.float32, requires_grad=True)
+        y = torch.randn(n, device=device, dtype=x.dtype)
+        for reduction in ["mean", "sum", "none"]:
+            out = softmargin.soft_margin_loss(x, y, reduction=reduction)
+            torch.testing.assert_close(out, _reference(x.detach(), y, reduction), rtol=1e-6, atol=1e-12)
+        x.grad = None
+        softmargin.soft_margin_loss(x, y, reduction="sum").backward()
+        torch.testing.assert_close(x.grad, (-y * torch.sigmoid(-y * x.detach())), rtol=1e-6, atol=1e-12)
+
+
+def test_threads(device, seed):
+    # Concurrent calls from several host threads (CUDA: some on side streams) each get right results.
+    import threading
+
+    sizes = [1, 17, 5000, 100_003]
+    cases = []
+    for t in range(4):
+        x = torch.randn(sizes[t], device=device)
+        y = torch.randn(sizes[t], device=device)
+        cases.append((x, y, _reference(x, y, "sum"), _reference(x, y, "none")))
+    failures = []
+
+    def work(t):
+        try:
+            stream = torch.cuda.Stream() if device == "cuda" and t % 2 else None
+            for i in range(30):
+                x, y, total, each = cases[(t + i) % len(cases)]
+                if stream is not None:
+                    stream.wait_stream(torch.cuda.current_stream())
+                    with torch.cuda.stream(stream):
+                        out, out_none = (softmargin.soft_margin_loss(x, y, reduction="sum"),
+                                         softmargin.soft_margin_loss(x, y, reduction="none"))
+                    stream.synchronize()
+                else:
+                    out = softmargin.soft_margin_loss(x, y, reduction="sum")
+                    out_none = softmargin.soft_margin_loss(x, y, reduction="none")
+                torch.testing.assert_close(out, total, rtol=1e-5, atol=1e-6)
+                torch.testing.assert_close(out_none, each, rtol=1e-6, atol=1e-7)
+        except Exception as e:  # noqa: BLE001  (reported by the main thread)
+            failures.append(e)
+
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert not failures, failures[0]
+
+
+def test_calls_until_exit_in_threads():
+    # Workspaces pooled by threads that have ended, and by the main thread, are released at Kokkos' finalize at exit.
+    code = ("import threading, torch, softmargin\n"
+            "def f(n):\n"
+            "    for _ in range(5): softmargin.soft_margin_loss(torch.randn(n), torch.randn(n))\n"
+            "ts = [threading.Thread(target=f, args=(n,)) for n in (1, 1000, 100000)]\n"
+            "[t.start() for t in ts]; [t.join() for t in ts]\n"
+            "f(10)\n")
+    env = dict(os.environ, PYTHONWARNINGS="ignore")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "" and "Kokkos" not in result.stderr, result.stderr
