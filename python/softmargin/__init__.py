@@ -21,20 +21,24 @@ from . import _fake  # noqa: E402  (fake kernels for torch.compile, torch >= 2.2
 
 __all__ = ["SoftMarginLoss", "soft_margin_loss", "set_launch_options"]
 
-_loss = torch.ops.softmargin.loss.default
+_loss = torch.ops.softmargin.loss.default  # looked up once: attribute lookups on torch.ops cost per call
 _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
 
 
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """torch.nn.functional.soft_margin_loss on the SoftMargin library: same arguments, same result (finite where
     PyTorch overflows). An invalid reduction raises ValueError, as in PyTorch."""
-    if size_average is not None or reduce is not None:
-        code = _reduction.legacy_get_enum(size_average, reduce)
-    else:
-        code = _REDUCTIONS.get(reduction)
-        if code is None:
-            code = _reduction.get_enum(reduction)  # PyTorch's ValueError, or its deprecated spellings
+    code = _REDUCTIONS.get(reduction)
+    if code is None or size_average is not None or reduce is not None:
+        code = _reduction_code(size_average, reduce, reduction)
     return _loss(input, target, code)
+
+
+def _reduction_code(size_average, reduce, reduction):
+    """The reduction's enumerator from the legacy arguments or a spelling that is not one of none, mean, sum."""
+    if size_average is not None or reduce is not None:
+        return _reduction.legacy_get_enum(size_average, reduce)
+    return _reduction.get_enum(reduction)  # PyTorch's ValueError, or its deprecated spellings
 
 
 def set_launch_options(programmatic_dependent_launch=True, blocks_per_sm=0):
@@ -44,9 +48,11 @@ def set_launch_options(programmatic_dependent_launch=True, blocks_per_sm=0):
     torch.ops.softmargin.set_launch_options(bool(programmatic_dependent_launch), int(blocks_per_sm))
 
 
-
 class SoftMarginLoss(torch.nn.SoftMarginLoss):
     """torch.nn.SoftMarginLoss on the SoftMargin library (a subclass: same constructor, same attributes)."""
 
     def forward(self, input, target):
-        return soft_margin_loss(input, target, reduction=self.reduction)
+        code = _REDUCTIONS.get(self.reduction)
+        if code is None:
+            code = _reduction_code(None, None, self.reduction)
+        return _loss(input, target, code)
