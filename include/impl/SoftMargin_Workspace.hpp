@@ -87,8 +87,8 @@ class Lease {
   struct Registry {
     std::mutex mutex;
     std::map<std::uint32_t, std::shared_ptr<Entry>> by_instance;  ///< device backends
-    Pool pool;                                                     ///< host backends: the free payloads
-    std::uint64_t generation = 0;                                  ///< Kokkos::finalize calls seen
+    Pool pool;                                                    ///< host backends: the free payloads
+    std::uint64_t generation = 0;                                 ///< Kokkos::finalize calls seen
     bool hook_registered = false;
   };
   // Never destroyed: Kokkos::finalize may run after static destructors (from an atexit handler registered before the

@@ -53,7 +53,9 @@ struct Kernels {
   }
 
   /// A new tensor of x's shape, dtype and layout (empty_like's strides where x is not contiguous).
-  static at::Tensor empty_like(const at::Tensor& x) { return x.is_contiguous() ? empty(x.sizes(), x) : at::empty_like(x); }
+  static at::Tensor empty_like(const at::Tensor& x) {
+    return x.is_contiguous() ? empty(x.sizes(), x) : at::empty_like(x);
+  }
 
   /// The loss: x's shape (reduction none) or a 0-dimensional tensor.
   static at::Tensor loss(const Exec& space, const LossArgs& a) {
