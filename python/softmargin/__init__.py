@@ -24,6 +24,19 @@ __all__ = ["SoftMarginLoss", "soft_margin_loss", "set_launch_options"]
 _loss = torch.ops.softmargin.loss.default  # looked up once: attribute lookups on torch.ops cost per call
 _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
 
+# The lean entry (softmargin._entry, where the build found Python's headers) calls the same operator without
+# torch.ops' generic argument handling, and hands any other call (tensor subclasses, __torch_function__ modes) to
+# _loss. torch.compile traces _loss itself: the entry is C code that it cannot see into.
+try:
+    from . import _entry  # noqa: E402
+except ImportError:
+    _call = _loss
+else:
+    _entry.set_fallback(_loss)
+    _call = _entry.loss
+_compiler = getattr(torch, "compiler", None)
+_is_compiling = getattr(_compiler, "is_compiling", None) or (lambda: False)
+
 
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """torch.nn.functional.soft_margin_loss on the SoftMargin library: same arguments, same result (finite where
@@ -31,7 +44,9 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
     code = _REDUCTIONS.get(reduction)
     if code is None or size_average is not None or reduce is not None:
         code = _reduction_code(size_average, reduce, reduction)
-    return _loss(input, target, code)
+    if _is_compiling():
+        return _loss(input, target, code)
+    return _call(input, target, code)
 
 
 def _reduction_code(size_average, reduce, reduction):
@@ -55,4 +70,6 @@ class SoftMarginLoss(torch.nn.SoftMarginLoss):
         code = _REDUCTIONS.get(self.reduction)
         if code is None:
             code = _reduction_code(None, None, self.reduction)
-        return _loss(input, target, code)
+        if _is_compiling():
+            return _loss(input, target, code)
+        return _call(input, target, code)

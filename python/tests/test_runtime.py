@@ -197,3 +197,50 @@ def test_calls_until_exit_in_threads():
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
     assert result.returncode == 0, result.stderr
     assert result.stdout == "" and "Kokkos" not in result.stderr, result.stderr
+
+
+class _Logged(torch.Tensor):
+    """A tensor subclass that records the functions __torch_function__ sees."""
+
+    seen = []
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        cls.seen.append(func)
+        return super().__torch_function__(func, types, args, kwargs or {})
+
+
+def test_lean_entry(device, seed):
+    # The package's entry behaves as torch.ops.softmargin.loss: same results and autograd, and __torch_function__
+    # (subclasses, modes) and argument errors as torch.ops has them.
+    op = torch.ops.softmargin.loss.default
+    x = torch.randn(9, 4, device=device, requires_grad=True)
+    y = torch.randn(4, device=device)
+    for reduction in [0, 1, 2]:
+        torch.testing.assert_close(softmargin._call(x, y, reduction), op(x, y, reduction), rtol=0, atol=0)
+    loss = softmargin._call(x, y, 2)
+    assert type(loss.grad_fn).__name__ == type(op(x, y, 2).grad_fn).__name__
+    loss.backward()
+    torch.testing.assert_close(x.grad, -y * torch.sigmoid(-y * x.detach()), rtol=1e-6, atol=1e-12)
+
+    _Logged.seen.clear()
+    out = softmargin.soft_margin_loss(x.detach().as_subclass(_Logged), y)
+    assert op in _Logged.seen and type(out) is _Logged
+    if hasattr(torch.overrides, "TorchFunctionMode"):
+        class Mode(torch.overrides.TorchFunctionMode):
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                seen.append(func)
+                return func(*args, **(kwargs or {}))
+
+        seen = []
+        with Mode():
+            softmargin.soft_margin_loss(x.detach(), y)
+        assert op in seen
+    for args in [(x, 1.0, 1), (x, y, 1, 2), (x, y, "mean")]:
+        with pytest.raises(RuntimeError) as expected:
+            op(*args)
+        with pytest.raises(RuntimeError) as got:
+            softmargin._call(*args)
+        assert str(got.value) == str(expected.value)
+    with pytest.raises(ValueError, match="reduction = 7 is not a valid value"):
+        softmargin._call(x.detach(), y, 7)

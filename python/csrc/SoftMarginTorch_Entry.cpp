@@ -1,0 +1,64 @@
+// SoftMargin for PyTorch: softmargin._entry, a lean Python entry to the operator softmargin::loss.
+//
+// loss(input, target, reduction) calls the operator through the dispatcher, as torch.ops.softmargin.loss.default
+// does (autograd, every dispatch key and the kernels are the same), without the per-call work of torch.ops' generic
+// path (schema matching of Python arguments, boxing into a stack of IValues). It takes that path (the fallback,
+// set once by the package) for anything but two plain tensors and an int, or when __torch_function__ applies (a
+// tensor subclass that overrides it, or an active TorchFunctionMode), so every caller sees torch.ops' behaviour.
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <torch/csrc/Exceptions.h>
+#include <torch/csrc/autograd/python_variable.h>
+#include <torch/csrc/utils/disable_torch_function.h>
+#include <torch/csrc/utils/pybind.h>
+
+#include <cstdint>
+
+namespace {
+
+PyObject* fallback = nullptr;  ///< torch.ops.softmargin.loss.default (a strong reference, kept for the process)
+
+const c10::TypedOperatorHandle<at::Tensor(const at::Tensor&, const at::Tensor&, std::int64_t)>& loss_op() {
+  static const auto op = c10::Dispatcher::singleton()
+                             .findSchemaOrThrow("softmargin::loss", "")
+                             .typed<at::Tensor(const at::Tensor&, const at::Tensor&, std::int64_t)>();
+  return op;
+}
+
+PyObject* loss(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  HANDLE_TH_ERRORS
+  const bool plain = nargs == 3 && THPVariable_CheckExact(args[0]) && THPVariable_CheckExact(args[1]) &&
+                     PyLong_CheckExact(args[2]) && !torch::check_has_torch_function(args[0]) &&
+                     !torch::check_has_torch_function(args[1]);
+  if (!plain) {
+    TORCH_CHECK(fallback != nullptr, "softmargin._entry: set_fallback has not been called");
+    return PyObject_Vectorcall(fallback, args, static_cast<std::size_t>(nargs), nullptr);
+  }
+  const long long reduction = PyLong_AsLongLong(args[2]);
+  if (reduction == -1 && PyErr_Occurred()) return nullptr;
+  at::Tensor out;
+  {
+    pybind11::gil_scoped_release no_gil;  // as torch.ops releases it while an operator runs
+    out = loss_op().call(THPVariable_Unpack(args[0]), THPVariable_Unpack(args[1]), reduction);
+  }
+  return THPVariable_Wrap(std::move(out));
+  END_HANDLE_TH_ERRORS
+}
+
+PyObject* set_fallback(PyObject*, PyObject* op) {
+  Py_INCREF(op);
+  Py_XDECREF(fallback);
+  fallback = op;
+  Py_RETURN_NONE;
+}
+
+PyMethodDef methods[] = {
+    {"loss", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&loss)), METH_FASTCALL,
+     "loss(input, target, reduction): torch.ops.softmargin.loss.default(input, target, reduction)"},
+    {"set_fallback", &set_fallback, METH_O, "set_fallback(op): the operator that takes any other call"},
+    {nullptr, nullptr, 0, nullptr}};
+
+PyModuleDef module = {PyModuleDef_HEAD_INIT, "_entry", "A lean Python entry to softmargin::loss.", -1, methods};
+
+}  // namespace
+
+PyMODINIT_FUNC PyInit__entry() { return PyModule_Create(&module); }
