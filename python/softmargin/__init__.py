@@ -10,7 +10,9 @@ CUDA tensors on torch's current stream. x is float32 or float64; y broadcasts to
 dtype, as in PyTorch. The operators are torch.ops.softmargin.{loss, backward, loss_and_grad}.
 """
 
+import importlib
 import os
+import warnings
 
 import torch
 from torch.nn import _reduction
@@ -28,8 +30,11 @@ _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
 # torch.ops' generic argument handling, and hands any other call (tensor subclasses, __torch_function__ modes) to
 # _loss. torch.compile traces _loss itself: the entry is C code that it cannot see into.
 try:
-    from . import _entry  # noqa: E402
-except ImportError:
+    _entry = importlib.import_module("._entry", __name__)
+except ModuleNotFoundError:  # not built
+    _call = _loss
+except ImportError as error:  # built, but it does not load here: same results, through torch.ops
+    warnings.warn(f"softmargin: the lean entry softmargin._entry does not load ({error}); calls go through torch.ops")
     _call = _loss
 else:
     _entry.set_fallback(_loss)
