@@ -2,9 +2,10 @@
 //
 // loss(input, target, reduction) calls the operator through the dispatcher, as torch.ops.softmargin.loss.default
 // does (autograd, every dispatch key and the kernels are the same), without the per-call work of torch.ops' generic
-// path (schema matching of Python arguments, boxing into a stack of IValues). It takes that path (the fallback,
-// set once by the package) for anything but two plain tensors and an int, or when __torch_function__ applies (a
-// tensor subclass that overrides it, or an active TorchFunctionMode), so every caller sees torch.ops' behaviour.
+// path (schema matching of Python arguments, boxing into a stack of IValues). Any other call takes that path (the
+// fallback, set once by the package): anything but two plain tensors and an int as positional arguments, or where
+// __torch_function__ applies (a tensor subclass that overrides it, or an active TorchFunctionMode), so every caller
+// sees torch.ops' behaviour.
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/csrc/Exceptions.h>
 #include <torch/csrc/autograd/python_variable.h>
@@ -24,14 +25,14 @@ const c10::TypedOperatorHandle<at::Tensor(const at::Tensor&, const at::Tensor&, 
   return op;
 }
 
-PyObject* loss(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+PyObject* loss(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
   HANDLE_TH_ERRORS
-  const bool plain = nargs == 3 && THPVariable_CheckExact(args[0]) && THPVariable_CheckExact(args[1]) &&
-                     PyLong_CheckExact(args[2]) && !torch::check_has_torch_function(args[0]) &&
-                     !torch::check_has_torch_function(args[1]);
+  const bool plain = nargs == 3 && kwnames == nullptr && THPVariable_CheckExact(args[0]) &&
+                     THPVariable_CheckExact(args[1]) && PyLong_CheckExact(args[2]) &&
+                     !torch::check_has_torch_function(args[0]) && !torch::check_has_torch_function(args[1]);
   if (!plain) {
     TORCH_CHECK(fallback != nullptr, "softmargin._entry: set_fallback has not been called");
-    return PyObject_Vectorcall(fallback, args, static_cast<std::size_t>(nargs), nullptr);
+    return PyObject_Vectorcall(fallback, args, static_cast<std::size_t>(nargs), kwnames);
   }
   const long long reduction = PyLong_AsLongLong(args[2]);
   if (reduction == -1 && PyErr_Occurred()) return nullptr;
@@ -52,7 +53,7 @@ PyObject* set_fallback(PyObject*, PyObject* op) {
 }
 
 PyMethodDef methods[] = {
-    {"loss", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&loss)), METH_FASTCALL,
+    {"loss", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&loss)), METH_FASTCALL | METH_KEYWORDS,
      "loss(input, target, reduction): torch.ops.softmargin.loss.default(input, target, reduction)"},
     {"set_fallback", &set_fallback, METH_O, "set_fallback(op): the operator that takes any other call"},
     {nullptr, nullptr, 0, nullptr}};

@@ -236,6 +236,7 @@ def test_lean_entry(device, seed):
         with Mode():
             softmargin.soft_margin_loss(x.detach(), y)
         assert op in seen
+    torch.testing.assert_close(softmargin._call(x, target=y, reduction=2), op(x, y, 2), rtol=0, atol=0)
     for args in [(x, 1.0, 1), (x, y, 1, 2), (x, y, "mean")]:
         with pytest.raises(RuntimeError) as expected:
             op(*args)
