@@ -6,11 +6,13 @@
 // fallback, set once by the package): anything but two plain tensors and an int as positional arguments, or where
 // __torch_function__ applies (a tensor subclass that overrides it, or an active TorchFunctionMode), so every caller
 // sees torch.ops' behaviour.
+#include <ATen/PythonTorchFunctionTLS.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/csrc/Exceptions.h>
 #include <torch/csrc/autograd/python_variable.h>
 #include <torch/csrc/utils/disable_torch_function.h>
 #include <torch/csrc/utils/pybind.h>
+#include <torch/version.h>
 
 #include <cstdint>
 
@@ -25,11 +27,24 @@ const c10::TypedOperatorHandle<at::Tensor(const at::Tensor&, const at::Tensor&, 
   return op;
 }
 
+/// Whether __torch_function__ may apply to a call with plain tensors (torch.Tensor itself, whose __torch_function__
+/// is the default): only through a TorchFunctionMode. torch 2's libtorch_python does not export
+/// check_has_torch_function, so there the mode stack of ATen (exported) is read; torch 1 asks the tensors.
+bool torch_function_applies(PyObject* a, PyObject* b) {
+#if TORCH_VERSION_MAJOR >= 2
+  (void)a;
+  (void)b;
+  return at::impl::PythonTorchFunctionTLS::stack_len() > 0;
+#else
+  return torch::check_has_torch_function(a) || torch::check_has_torch_function(b);
+#endif
+}
+
 PyObject* loss(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
   HANDLE_TH_ERRORS
   const bool plain = nargs == 3 && kwnames == nullptr && THPVariable_CheckExact(args[0]) &&
                      THPVariable_CheckExact(args[1]) && PyLong_CheckExact(args[2]) &&
-                     !torch::check_has_torch_function(args[0]) && !torch::check_has_torch_function(args[1]);
+                     !torch_function_applies(args[0], args[1]);
   if (!plain) {
     TORCH_CHECK(fallback != nullptr, "softmargin._entry: set_fallback has not been called");
     return PyObject_Vectorcall(fallback, args, static_cast<std::size_t>(nargs), kwnames);
