@@ -8,7 +8,9 @@
 # Caffe2's CUDA toolkit discovery, which an operator library does not need and which fails on some toolkits.
 #
 # Sets: SOFTMARGIN_PYTHON (cache), SoftMarginTorch_FOUND, SoftMarginTorch_VERSION, SoftMarginTorch_CUDA (torch has
-# CUDA), SoftMarginTorch_CXX11_ABI, SoftMarginTorch_LIBRARY_DIR; defines SoftMargin::torch when found.
+# CUDA), SoftMarginTorch_CXX11_ABI, SoftMarginTorch_LIBRARY_DIR, SoftMarginTorch_PYTHON_ENTRY (Python's headers,
+# pybind11 and libtorch_python found) and SoftMarginTorch_PYTHON_EXT_SUFFIX; defines SoftMargin::torch when found,
+# and SoftMargin::torch_python with the entry.
 
 set(SoftMarginTorch_FOUND FALSE)
 set(SoftMarginTorch_CUDA FALSE)
@@ -29,6 +31,9 @@ print("include=" + os.path.join(root, "include") + ";" + os.path.join(root, "inc
 print("libdir=" + lib)
 print("abi=" + str(int(torch._C._GLIBCXX_USE_CXX11_ABI)))
 print("cuda=" + (torch.version.cuda or ""))
+import sysconfig
+print("pyinclude=" + (sysconfig.get_paths().get("include") or ""))
+print("extsuffix=" + (sysconfig.get_config_var("EXT_SUFFIX") or ""))
 ]=])
 
 function(_softmargin_torch_probe python out_ok)
@@ -79,6 +84,10 @@ set(_sm_torch_cuda_version "${CMAKE_MATCH_1}")
 if(_sm_torch_cuda_version)
   set(SoftMarginTorch_CUDA TRUE)
 endif()
+string(REGEX MATCH "pyinclude=([^\n]*)" _ "${_sm_torch_out}")
+set(_sm_python_include "${CMAKE_MATCH_1}")
+string(REGEX MATCH "extsuffix=([^\n]*)" _ "${_sm_torch_out}")
+set(SoftMarginTorch_PYTHON_EXT_SUFFIX "${CMAKE_MATCH_1}")
 
 set(_sm_torch_libs c10 torch_cpu)
 if(SoftMarginTorch_CUDA)
@@ -95,6 +104,21 @@ foreach(_lib IN LISTS _sm_torch_libs)
   endif()
   list(APPEND _sm_torch_link "${SOFTMARGIN_TORCH_LIB_${_lib}}")
 endforeach()
+
+# The lean Python entry (python/csrc/SoftMarginTorch_Entry.cpp) needs Python's headers, pybind11's (torch's own, else
+# the system's) and libtorch_python; without them the package calls the operator through torch.ops.
+set(SoftMarginTorch_PYTHON_ENTRY FALSE)
+find_path(SOFTMARGIN_PYBIND11_INCLUDE pybind11/pybind11.h HINTS ${_sm_torch_includes})
+find_library(SOFTMARGIN_TORCH_LIB_torch_python NAMES torch_python PATHS "${SoftMarginTorch_LIBRARY_DIR}"
+             NO_DEFAULT_PATH)
+if(EXISTS "${_sm_python_include}/Python.h" AND SOFTMARGIN_PYBIND11_INCLUDE AND SOFTMARGIN_TORCH_LIB_torch_python
+   AND SoftMarginTorch_PYTHON_EXT_SUFFIX)
+  set(SoftMarginTorch_PYTHON_ENTRY TRUE)
+  add_library(SoftMargin::torch_python INTERFACE IMPORTED)
+  set_target_properties(SoftMargin::torch_python PROPERTIES
+    INTERFACE_INCLUDE_DIRECTORIES "${_sm_python_include};${SOFTMARGIN_PYBIND11_INCLUDE}"
+    INTERFACE_LINK_LIBRARIES "${SOFTMARGIN_TORCH_LIB_torch_python}")
+endif()
 
 add_library(SoftMargin::torch INTERFACE IMPORTED)
 set_target_properties(SoftMargin::torch PROPERTIES

@@ -37,13 +37,14 @@ at::Tensor composite_grad(const at::Tensor& g, const at::Tensor& x, const at::Te
 
 class SoftMarginLossBackward : public torch::autograd::Function<SoftMarginLossBackward> {
  public:
-  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& input, const at::Tensor& target,
-                            std::int64_t reduction) {
+  /// below: the call's dispatch keys below autograd (loss_and_grad takes the same tensors, so the same keys).
+  static at::Tensor forward(AutogradContext* ctx, c10::DispatchKeySet below, const at::Tensor& input,
+                            const at::Tensor& target, std::int64_t reduction) {
     at::AutoDispatchBelowADInplaceOrView below_autograd;
     ctx->saved_data["reduction"] = reduction;
     ctx->save_for_backward({input, target});
-    if (reduction == kReductionNone) return loss_op().call(input, target, reduction);
-    auto [loss, grad] = loss_and_grad_op().call(input, target, reduction);
+    if (reduction == kReductionNone) return loss_op().redispatch(below, input, target, reduction);
+    auto [loss, grad] = loss_and_grad_op().redispatch(below, input, target, reduction);
     ctx->saved_data["grad"] = grad;
     return loss;
   }
@@ -78,19 +79,22 @@ class SoftMarginLossBackward : public torch::autograd::Function<SoftMarginLossBa
         grad_input = at::mul(it->second.toTensor(), g);
       }
     }
-    return {grad_input, at::Tensor(), at::Tensor()};
+    return {at::Tensor(), grad_input, at::Tensor(), at::Tensor()};
   }
 };
 
-at::Tensor loss_autograd(const at::Tensor& input, const at::Tensor& target, std::int64_t reduction) {
+/// Redispatches below autograd with the call's own dispatch keys (no second key computation).
+at::Tensor loss_autograd(c10::DispatchKeySet keys, const at::Tensor& input, const at::Tensor& target,
+                         std::int64_t reduction) {
+  const c10::DispatchKeySet below = keys & c10::after_autograd_keyset;
   if (at::GradMode::is_enabled()) {
     TORCH_CHECK(!target.requires_grad(),
                 "The function 'softmargin::loss' is not differentiable with respect to argument 'target'. This input "
                 "cannot have requires_grad True.");
-    if (input.requires_grad()) return SoftMarginLossBackward::apply(input, target, reduction);
+    if (input.requires_grad()) return SoftMarginLossBackward::apply(below, input, target, reduction);
   }
   at::AutoDispatchBelowADInplaceOrView below_autograd;
-  return loss_op().call(input, target, reduction);
+  return loss_op().redispatch(below, input, target, reduction);
 }
 
 }  // namespace

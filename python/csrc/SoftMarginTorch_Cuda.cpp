@@ -7,15 +7,17 @@
 // (cudaThreadExchangeStreamCaptureMode): no warm-up on the capture stream is needed, and what the call enqueues is
 // captured as usual. Outside captures a call costs one capture-status query more.
 #include <ATen/ATen.h>
+#include <ATen/EmptyTensor.h>
+#include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 #include <torch/library.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <mutex>
-#include <optional>
 #include <utility>
 
 #include "SoftMarginTorch_Args.hpp"
@@ -28,6 +30,7 @@ namespace {
 
 struct InstanceCache {
   std::mutex mutex;
+  /// Map nodes are stable: a cached instance stays at its address until Kokkos' finalize hook clears the map.
   std::map<std::pair<int, cudaStream_t>, Kokkos::Cuda> instances;
   bool hooked = false;
 };
@@ -39,13 +42,48 @@ InstanceCache& cache() {
   return *c;
 }
 
+/// Bumped by Kokkos' finalize hook (under the cache's lock): a thread's last instance is used only while the
+/// generation it was found in is current. Starts at 1, so that a thread's empty entry (generation 0) never matches.
+std::atomic<std::uint64_t> generation{1};
+
+/// Each thread's last (device, stream) and its instance in the cache: a stream of calls on one stream finds its
+/// instance without the cache's lock.
+struct LastInstance {
+  std::uint64_t generation = 0;
+  int device = -1;
+  cudaStream_t stream = nullptr;
+  const Kokkos::Cuda* space = nullptr;
+};
+thread_local LastInstance last;
+
+/// The cached instance of (device, stream), made on first use.
+const Kokkos::Cuda& find_or_make(int device, cudaStream_t stream) {
+  InstanceCache& c = cache();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  const std::pair<int, cudaStream_t> key{device, stream};
+  auto it = c.instances.find(key);
+  if (it == c.instances.end()) {
+    if (!c.hooked) {
+      at_kokkos_finalize([] {
+        std::lock_guard<std::mutex> l(cache().mutex);
+        cache().instances.clear();
+        generation.fetch_add(1, std::memory_order_release);
+      });
+      c.hooked = true;
+    }
+    it = c.instances.emplace(key, Kokkos::Cuda(stream)).first;
+  }
+  last = {generation.load(std::memory_order_relaxed), device, stream, &it->second};
+  return it->second;
+}
+
 /// The Kokkos::Cuda instance on torch's current stream of one device, for the length of one operator call (and the
 /// relaxed capture mode, if that stream is capturing).
 class StreamSpace {
  public:
   explicit StreamSpace(const at::Device& device) {
-    const cudaStream_t stream = c10::cuda::getCurrentCUDAStream(device.index()).stream();
-    const std::pair<int, cudaStream_t> key{device.index(), stream};
+    const int index = device.index();
+    const cudaStream_t stream = c10::cuda::getCurrentCUDAStream(index).stream();
     cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
     C10_CUDA_CHECK(cudaStreamIsCapturing(stream, &status));
     TORCH_CHECK(status != cudaStreamCaptureStatusActive || kokkos_ready(),
@@ -57,22 +95,13 @@ class StreamSpace {
       C10_CUDA_CHECK(cudaThreadExchangeStreamCaptureMode(&mode_));
       relaxed_ = true;
     }
-    InstanceCache& c = cache();
-    std::lock_guard<std::mutex> lock(c.mutex);
-    const auto it = c.instances.find(key);
-    if (it != c.instances.end()) {
-      space_.emplace(it->second);
+    if (last.stream == stream && last.device == index &&
+        last.generation == generation.load(std::memory_order_acquire)) {
+      space_ = last.space;
       return;
     }
     try {
-      if (!c.hooked) {
-        at_kokkos_finalize([] {
-          std::lock_guard<std::mutex> l(cache().mutex);
-          cache().instances.clear();
-        });
-        c.hooked = true;
-      }
-      space_.emplace(c.instances.emplace(key, Kokkos::Cuda(stream)).first->second);
+      space_ = &find_or_make(index, stream);
     } catch (...) {
       restore();
       throw;
@@ -90,7 +119,7 @@ class StreamSpace {
     relaxed_ = false;
   }
 
-  std::optional<Kokkos::Cuda> space_;
+  const Kokkos::Cuda* space_ = nullptr;
   cudaStreamCaptureMode mode_ = cudaStreamCaptureModeGlobal;
   bool relaxed_ = false;
 };
@@ -145,6 +174,11 @@ int multiprocessors(int device) {
 }
 
 }  // namespace
+
+at::Tensor empty_cuda(c10::IntArrayRef sizes, c10::ScalarType dtype) {
+  return at::Tensor(at::detail::empty_generic(sizes, c10::cuda::CUDACachingAllocator::get(),
+                                              c10::DispatchKeySet(c10::DispatchKey::CUDA), dtype, {}));
+}
 
 void scale_unless_one_cuda(at::Tensor& grad, const at::Tensor& g) {
   TORCH_INTERNAL_ASSERT(grad.is_non_overlapping_and_dense() && g.numel() == 1 && g.device() == grad.device() &&

@@ -1,7 +1,8 @@
 // SoftMargin for PyTorch: the operators' work on one Kokkos execution-space instance.
 //
-// Outputs are allocated by torch (its caching allocator on CUDA) in x's layout (empty_like), and every tensor is
-// passed to the library as an unmanaged View (SoftMarginTorch_Layout.hpp). On CUDA nothing else is allocated per call
+// Outputs are allocated by torch's allocator of the device (the caching allocator on CUDA) directly, without a
+// dispatch, in x's layout (empty_like where x is not contiguous), and every tensor is passed to the library as an
+// unmanaged View (SoftMarginTorch_Layout.hpp). On CUDA nothing else is allocated per call
 // (the library keeps its workspace per instance) and nothing waits: the instance enqueues on torch's current stream.
 // Host backends finish before returning, as a CPU operator must.
 #ifndef SOFTMARGIN_TORCH_KERNELS_HPP
@@ -9,6 +10,7 @@
 
 #include <ATen/ATen.h>
 #include <ATen/Dispatch.h>
+#include <ATen/EmptyTensor.h>
 
 #include <SoftMargin.hpp>
 #include <array>
@@ -19,6 +21,11 @@
 #include "SoftMarginTorch_Layout.hpp"
 
 namespace softmargin::torch_ops {
+
+#if defined(SOFTMARGIN_TORCH_CUDA)
+/// A new contiguous tensor on the current CUDA device from torch's caching allocator (SoftMarginTorch_Cuda.cpp).
+at::Tensor empty_cuda(c10::IntArrayRef sizes, c10::ScalarType dtype);
+#endif
 
 template <class Exec>
 struct Kernels {
@@ -32,11 +39,29 @@ struct Kernels {
       space.fence("softmargin::torch: host operator");
   }
 
+  /// A new contiguous tensor of x's dtype on Exec's device, straight from the device's allocator.
+  static at::Tensor empty(c10::IntArrayRef sizes, const at::Tensor& x) {
+    if constexpr (softmargin::Impl::is_host_space_v<Exec>) {
+      return at::Tensor(at::detail::empty_cpu(sizes, x.scalar_type()));
+    } else {
+#if defined(SOFTMARGIN_TORCH_CUDA)
+      return empty_cuda(sizes, x.scalar_type());
+#else
+      static_assert(softmargin::Impl::is_host_space_v<Exec>, "device outputs need the CUDA build");
+#endif
+    }
+  }
+
+  /// A new tensor of x's shape, dtype and layout (empty_like's strides where x is not contiguous).
+  static at::Tensor empty_like(const at::Tensor& x) {
+    return x.is_contiguous() ? empty(x.sizes(), x) : at::empty_like(x);
+  }
+
   /// The loss: x's shape (reduction none) or a 0-dimensional tensor.
   static at::Tensor loss(const Exec& space, const LossArgs& a) {
     const auto r = a.reduction;
     if (r == softmargin::Reduction::None) {
-      at::Tensor out = at::empty_like(a.x);
+      at::Tensor out = empty_like(a.x);
       if (a.x.numel() == 0) return out;
       AT_DISPATCH_FLOATING_TYPES(a.x.scalar_type(), "softmargin::loss", [&] {
         with_views<scalar_t, device>(std::array<at::Tensor, 1>{out}, std::array<at::Tensor, 2>{a.x, a.y},
@@ -46,7 +71,7 @@ struct Kernels {
       return out;
     }
     if (a.x.numel() == 0) return empty_reduction(a.x, r);
-    at::Tensor out = at::empty({}, a.x.options());
+    at::Tensor out = empty({}, a.x);
     AT_DISPATCH_FLOATING_TYPES(a.x.scalar_type(), "softmargin::loss", [&] {
       const Scalar<scalar_t> o(out.data_ptr<scalar_t>());
       with_views<scalar_t, device>(std::array<at::Tensor, 0>{}, std::array<at::Tensor, 2>{a.x, a.y},
@@ -59,7 +84,7 @@ struct Kernels {
   /// The gradient with respect to x: g * d loss / d x, g a 0-dimensional tensor (sum, mean) or of x's shape (none),
   /// both checked by check_upstream.
   static at::Tensor backward(const Exec& space, const at::Tensor& g, const LossArgs& a) {
-    at::Tensor grad = at::empty_like(a.x);
+    at::Tensor grad = empty_like(a.x);
     if (a.x.numel() == 0) return grad;
     const auto r = a.reduction;
     AT_DISPATCH_FLOATING_TYPES(a.x.scalar_type(), "softmargin::backward", [&] {
@@ -83,9 +108,9 @@ struct Kernels {
     TORCH_CHECK(r != softmargin::Reduction::None,
                 "softmargin::loss_and_grad: reduction none has no scalar loss; use softmargin::loss and "
                 "softmargin::backward");
-    at::Tensor grad = at::empty_like(a.x);
+    at::Tensor grad = empty_like(a.x);
     if (a.x.numel() == 0) return {empty_reduction(a.x, r), grad};
-    at::Tensor out = at::empty({}, a.x.options());
+    at::Tensor out = empty({}, a.x);
     AT_DISPATCH_FLOATING_TYPES(a.x.scalar_type(), "softmargin::loss_and_grad", [&] {
       const Scalar<scalar_t> o(out.data_ptr<scalar_t>());
       with_views<scalar_t, device>(std::array<at::Tensor, 1>{grad}, std::array<at::Tensor, 2>{a.x, a.y},

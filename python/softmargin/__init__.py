@@ -10,7 +10,9 @@ CUDA tensors on torch's current stream. x is float32 or float64; y broadcasts to
 dtype, as in PyTorch. The operators are torch.ops.softmargin.{loss, backward, loss_and_grad}.
 """
 
+import importlib
 import os
+import warnings
 
 import torch
 from torch.nn import _reduction
@@ -21,20 +23,42 @@ from . import _fake  # noqa: E402  (fake kernels for torch.compile, torch >= 2.2
 
 __all__ = ["SoftMarginLoss", "soft_margin_loss", "set_launch_options"]
 
-_loss = torch.ops.softmargin.loss.default
+_loss = torch.ops.softmargin.loss.default  # looked up once: attribute lookups on torch.ops cost per call
 _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
+
+# The lean entry (softmargin._entry, where the build found Python's headers) calls the same operator without
+# torch.ops' generic argument handling, and hands any other call (tensor subclasses, __torch_function__ modes) to
+# _loss. torch.compile traces _loss itself: the entry is C code that it cannot see into.
+try:
+    _entry = importlib.import_module("._entry", __name__)
+except ModuleNotFoundError:  # not built
+    _call = _loss
+except ImportError as error:  # built, but it does not load here: same results, through torch.ops
+    warnings.warn(f"softmargin: the lean entry softmargin._entry does not load ({error}); calls go through torch.ops")
+    _call = _loss
+else:
+    _entry.set_fallback(_loss)
+    _call = _entry.loss
+_compiler = getattr(torch, "compiler", None)
+_is_compiling = getattr(_compiler, "is_compiling", None) or (lambda: False)
 
 
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """torch.nn.functional.soft_margin_loss on the SoftMargin library: same arguments, same result (finite where
     PyTorch overflows). An invalid reduction raises ValueError, as in PyTorch."""
+    code = _REDUCTIONS.get(reduction)
+    if code is None or size_average is not None or reduce is not None:
+        code = _reduction_code(size_average, reduce, reduction)
+    if _is_compiling():
+        return _loss(input, target, code)
+    return _call(input, target, code)
+
+
+def _reduction_code(size_average, reduce, reduction):
+    """The reduction's enumerator from the legacy arguments or a spelling that is not one of none, mean, sum."""
     if size_average is not None or reduce is not None:
-        code = _reduction.legacy_get_enum(size_average, reduce)
-    else:
-        code = _REDUCTIONS.get(reduction)
-        if code is None:
-            code = _reduction.get_enum(reduction)  # PyTorch's ValueError, or its deprecated spellings
-    return _loss(input, target, code)
+        return _reduction.legacy_get_enum(size_average, reduce)
+    return _reduction.get_enum(reduction)  # PyTorch's ValueError, or its deprecated spellings
 
 
 def set_launch_options(programmatic_dependent_launch=True, blocks_per_sm=0):
@@ -44,9 +68,13 @@ def set_launch_options(programmatic_dependent_launch=True, blocks_per_sm=0):
     torch.ops.softmargin.set_launch_options(bool(programmatic_dependent_launch), int(blocks_per_sm))
 
 
-
 class SoftMarginLoss(torch.nn.SoftMarginLoss):
     """torch.nn.SoftMarginLoss on the SoftMargin library (a subclass: same constructor, same attributes)."""
 
     def forward(self, input, target):
-        return soft_margin_loss(input, target, reduction=self.reduction)
+        code = _REDUCTIONS.get(self.reduction)
+        if code is None:
+            code = _reduction_code(None, None, self.reduction)
+        if _is_compiling():
+            return _loss(input, target, code)
+        return _call(input, target, code)

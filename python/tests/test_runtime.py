@@ -127,3 +127,121 @@ def test_launch_options(device, seed):
         softmargin.set_launch_options()
     with pytest.raises(ValueError, match="blocks_per_sm = -1 must be 0"):
         softmargin.set_launch_options(True, -1)
+
+
+def _reference(x, y, reduction):
+    return torch.nn.functional.soft_margin_loss(x.double(), y.double(), reduction=reduction).to(x.dtype)
+
+
+def test_sizes_in_turn(device, seed):
+    # The scratch a call leaves (host: a pool of workspaces; CUDA: one per stream) serves calls of every size after.
+    for n in [1, 3, 100_003, 2, 4096 * 33, 1, 7, 100_003, 5]:
+        x = torch.randn(n, device=device, dtype=torch.float64 if n % 2 else torch.float32, requires_grad=True)
+        y = torch.randn(n, device=device, dtype=x.dtype)
+        for reduction in ["mean", "sum", "none"]:
+            out = softmargin.soft_margin_loss(x, y, reduction=reduction)
+            torch.testing.assert_close(out, _reference(x.detach(), y, reduction), rtol=1e-6, atol=1e-12)
+        x.grad = None
+        softmargin.soft_margin_loss(x, y, reduction="sum").backward()
+        torch.testing.assert_close(x.grad, (-y * torch.sigmoid(-y * x.detach())), rtol=1e-6, atol=1e-12)
+
+
+def test_threads(device, seed):
+    # Concurrent calls from several host threads (CUDA: some on side streams) each get right results.
+    import threading
+
+    sizes = [1, 17, 5000, 100_003]
+    cases = []
+    for t in range(4):
+        x = torch.randn(sizes[t], device=device)
+        y = torch.randn(sizes[t], device=device)
+        cases.append((x, y, _reference(x, y, "sum"), _reference(x, y, "none")))
+    failures = []
+
+    def work(t):
+        try:
+            stream = torch.cuda.Stream() if device == "cuda" and t % 2 else None
+            for i in range(30):
+                x, y, total, each = cases[(t + i) % len(cases)]
+                if stream is not None:
+                    stream.wait_stream(torch.cuda.current_stream())
+                    with torch.cuda.stream(stream):
+                        out, out_none = (softmargin.soft_margin_loss(x, y, reduction="sum"),
+                                         softmargin.soft_margin_loss(x, y, reduction="none"))
+                    stream.synchronize()
+                else:
+                    out = softmargin.soft_margin_loss(x, y, reduction="sum")
+                    out_none = softmargin.soft_margin_loss(x, y, reduction="none")
+                torch.testing.assert_close(out, total, rtol=1e-5, atol=1e-6)
+                torch.testing.assert_close(out_none, each, rtol=1e-6, atol=1e-7)
+        except Exception as e:  # noqa: BLE001  (reported by the main thread)
+            failures.append(e)
+
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert not failures, failures[0]
+
+
+def test_calls_until_exit_in_threads():
+    # Workspaces pooled by threads that have ended, and by the main thread, are released at Kokkos' finalize at exit.
+    code = ("import threading, torch, softmargin\n"
+            "def f(n):\n"
+            "    for _ in range(5): softmargin.soft_margin_loss(torch.randn(n), torch.randn(n))\n"
+            "ts = [threading.Thread(target=f, args=(n,)) for n in (1, 1000, 100000)]\n"
+            "[t.start() for t in ts]; [t.join() for t in ts]\n"
+            "f(10)\n")
+    env = dict(os.environ, PYTHONWARNINGS="ignore")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "" and "Kokkos" not in result.stderr, result.stderr
+
+
+class _Logged(torch.Tensor):
+    """A tensor subclass that records the functions __torch_function__ sees."""
+
+    seen = []
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        cls.seen.append(func)
+        return super().__torch_function__(func, types, args, kwargs or {})
+
+
+def test_lean_entry(device, seed):
+    # The package's entry behaves as torch.ops.softmargin.loss: same results and autograd, and __torch_function__
+    # (subclasses, modes) and argument errors as torch.ops has them.
+    op = torch.ops.softmargin.loss.default
+    x = torch.randn(9, 4, device=device, requires_grad=True)
+    y = torch.randn(4, device=device)
+    for reduction in [0, 1, 2]:
+        torch.testing.assert_close(softmargin._call(x, y, reduction), op(x, y, reduction), rtol=0, atol=0)
+    loss = softmargin._call(x, y, 2)
+    assert type(loss.grad_fn).__name__ == type(op(x, y, 2).grad_fn).__name__
+    loss.backward()
+    torch.testing.assert_close(x.grad, -y * torch.sigmoid(-y * x.detach()), rtol=1e-6, atol=1e-12)
+
+    _Logged.seen.clear()
+    out = softmargin.soft_margin_loss(x.detach().as_subclass(_Logged), y)
+    assert op in _Logged.seen and type(out) is _Logged
+    if hasattr(torch.overrides, "TorchFunctionMode"):
+        class Mode(torch.overrides.TorchFunctionMode):
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                seen.append(func)
+                return func(*args, **(kwargs or {}))
+
+        seen = []
+        with Mode():
+            softmargin.soft_margin_loss(x.detach(), y)
+        assert op in seen
+    torch.testing.assert_close(softmargin._call(x, target=y, reduction=2), op(x, y, 2), rtol=0, atol=0)
+    for args in [(x, 1.0, 1), (x, y, 1, 2), (x, y, "mean")]:
+        with pytest.raises(RuntimeError) as expected:
+            op(*args)
+        with pytest.raises(RuntimeError) as got:
+            softmargin._call(*args)
+        assert str(got.value) == str(expected.value)
+    with pytest.raises(ValueError, match="reduction = 7 is not a valid value"):
+        softmargin._call(x.detach(), y, 7)
