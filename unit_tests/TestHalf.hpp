@@ -205,6 +205,25 @@ TYPED_TEST(Half, elementwise_loss_and_gradients) {
   }
 }
 
+/// An empty input into 16-bit results: the sum 0, the mean NaN (as in PyTorch).
+TEST(TEST_CATEGORY, half_empty_input_into_16_bit_results) {
+  Kokkos::View<bf16*, Mem> x("x", 0);
+  Kokkos::View<std::int8_t*, Mem> y("y", 0);
+  Kokkos::View<bf16, Mem> rb("rb");
+  Kokkos::View<fp16, Mem> rh("rh");
+  for (Algorithm a : kAlgorithms) {
+    Kokkos::deep_copy(rb, bf16(7.0f));
+    loss(Exec(), x, y, rb, Reduction::Sum, a);
+    loss(Exec(), x, y, rh, Reduction::Mean, a);
+    bf16 b;
+    fp16 h;
+    Kokkos::deep_copy(b, rb);
+    Kokkos::deep_copy(h, rh);
+    EXPECT_EQ(b.bits, 0) << to_string(a);
+    EXPECT_TRUE(std::isnan(static_cast<float>(h))) << to_string(a);
+  }
+}
+
 /// bool targets: true is +1 and false is -1, the same as targets of x's type.
 TEST(TEST_CATEGORY, half_bool_targets_are_plus_and_minus_one) {
   const std::size_t n = 1027;
