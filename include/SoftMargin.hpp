@@ -72,7 +72,8 @@ requires(Kokkos::is_view_v<XView> && !std::is_enum_v<OutView>) void loss(const X
 template <class ExecSpace, class XView, class YView>
 requires(Kokkos::is_execution_space_v<ExecSpace>&& Kokkos::is_view_v<XView>)
     Impl::host_result_t<typename XView::non_const_value_type> loss(const ExecSpace& space, const XView& x,
-                                                                   const YView& y, Reduction reduction = Reduction::Mean,
+                                                                   const YView& y,
+                                                                   Reduction reduction = Reduction::Mean,
                                                                    Algorithm algorithm = Algorithm::Auto) {
   using T = Impl::host_result_t<typename XView::non_const_value_type>;
   if constexpr (Impl::check_input_types<ExecSpace, XView, YView>()) {
@@ -88,8 +89,10 @@ requires(Kokkos::is_execution_space_v<ExecSpace>&& Kokkos::is_view_v<XView>)
 
 /// \brief As loss(space, x, y, ...) on a default instance of x's execution space; blocks.
 template <class XView, class YView>
-requires(Kokkos::is_view_v<XView>&& Kokkos::is_view_v<YView>) Impl::host_result_t<typename XView::non_const_value_type>
-    loss(const XView& x, const YView& y, Reduction reduction = Reduction::Mean, Algorithm algorithm = Algorithm::Auto) {
+requires(Kokkos::is_view_v<XView>&& Kokkos::is_view_v<YView>)
+    Impl::host_result_t<typename XView::non_const_value_type> loss(const XView& x, const YView& y,
+                                                                   Reduction reduction = Reduction::Mean,
+                                                                   Algorithm algorithm = Algorithm::Auto) {
   return loss(typename XView::execution_space(), x, y, reduction, algorithm);
 }
 
@@ -139,8 +142,8 @@ requires(Kokkos::is_view_v<XView> &&
 /// backward() with the same grad_loss, at the memory traffic of backward() alone.
 ///
 /// \param loss_out rank-0 View of float, double, bf16 or fp16: the sum or mean of the losses
-/// \param grad_x View of x's shape holding x's value type or float: grad_loss * d loss / d x (grad_loss / N for Mean); in place on x
-///   or y element for element
+/// \param grad_x View of x's shape holding x's value type or float: grad_loss * d loss / d x (grad_loss / N for
+///   Mean); in place on x or y element for element
 /// \param reduction Sum or Mean (default Mean)
 /// \param grad_loss upstream gradient of the loss: a host scalar (default 1) or a rank-0 View
 /// \throws std::invalid_argument, before anything is launched or written: as loss() and backward().
@@ -177,9 +180,11 @@ requires(Kokkos::is_view_v<XView>&& Kokkos::is_view_v<LossView>&& Kokkos::is_vie
 template <class ExecSpace, class XView, class YView, class GradView,
           class Upstream = Impl::host_result_t<typename XView::non_const_value_type>>
 requires(Kokkos::is_execution_space_v<ExecSpace>&& Kokkos::is_view_v<XView> && !std::is_enum_v<GradView>)
-    Impl::host_result_t<typename XView::non_const_value_type> loss_and_grad(const ExecSpace& space, const XView& x, const YView& y, const GradView& grad_x,
-                  Reduction reduction = Reduction::Mean, const Upstream& grad_loss = Upstream(1),
-                  Algorithm algorithm = Algorithm::Auto) {
+    Impl::host_result_t<typename XView::non_const_value_type> loss_and_grad(const ExecSpace& space, const XView& x,
+                                                                            const YView& y, const GradView& grad_x,
+                                                                            Reduction reduction = Reduction::Mean,
+                                                                            const Upstream& grad_loss = Upstream(1),
+                                                                            Algorithm algorithm = Algorithm::Auto) {
   using T = Impl::host_result_t<typename XView::non_const_value_type>;
   if constexpr (Impl::check_input_types<ExecSpace, XView, YView>() &&
                 Impl::check_grad_type<ExecSpace, XView, GradView>() &&

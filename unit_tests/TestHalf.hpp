@@ -68,13 +68,14 @@ TEST(TEST_CATEGORY, half_fp16_conversions_exact_and_round_to_nearest_even) {
 template <class C>
 class Half : public ::testing::Test {};
 
-using Cases = ::testing::Types<
-    Case<bf16, bf16, bf16, Kokkos::LayoutRight>, Case<bf16, std::int8_t, float, Kokkos::LayoutLeft>,
-    Case<bf16, bool, bf16, Kokkos::LayoutStride>, Case<bf16, std::int8_t, bf16, Kokkos::LayoutStride>,
-    Case<fp16, fp16, float, Kokkos::LayoutStride>, Case<fp16, std::int8_t, fp16, Kokkos::LayoutRight>,
-    Case<fp16, bool, fp16, Kokkos::LayoutLeft>, Case<float, std::int8_t, float, Kokkos::LayoutRight>,
-    Case<float, bool, bf16, Kokkos::LayoutStride>, Case<double, std::int8_t, double, Kokkos::LayoutLeft>,
-    Case<double, bool, float, Kokkos::LayoutRight>>;
+using Cases =
+    ::testing::Types<Case<bf16, bf16, bf16, Kokkos::LayoutRight>, Case<bf16, std::int8_t, float, Kokkos::LayoutLeft>,
+                     Case<bf16, bool, bf16, Kokkos::LayoutStride>, Case<bf16, std::int8_t, bf16, Kokkos::LayoutStride>,
+                     Case<fp16, fp16, float, Kokkos::LayoutStride>, Case<fp16, std::int8_t, fp16, Kokkos::LayoutRight>,
+                     Case<fp16, bool, fp16, Kokkos::LayoutLeft>, Case<float, std::int8_t, float, Kokkos::LayoutRight>,
+                     Case<float, bool, bf16, Kokkos::LayoutStride>,
+                     Case<double, std::int8_t, double, Kokkos::LayoutLeft>,
+                     Case<double, bool, float, Kokkos::LayoutRight>>;
 TYPED_TEST_SUITE(Half, Cases);
 
 /// The fp64 reference of a sum or mean of the losses.

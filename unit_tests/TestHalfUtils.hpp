@@ -124,14 +124,14 @@ template <class X, class O>
   } else if (std::abs(ref) > max_finite<O>()) {
     ok = std::isinf(g) && (g > 0) == (ref > 0);
   } else {
-    // Relative: a few ulps of the compute type C or of O, and the rounding of z in C; absolute: where exp(-|z|) is subnormal
-    // in C, its rounding (one subnormal step) times |y| in the gradient.
+    // Relative: a few ulps of the compute type C or of O, and the rounding of z in C; absolute: where exp(-|z|) is
+    // subnormal in C, its rounding (one subnormal step) times |y| in the gradient.
     using C = std::conditional_t<std::is_same_v<X, double>, double, float>;
     const double eps = std::max<double>(std::numeric_limits<C>::epsilon(), std::numeric_limits<O>::epsilon());
     const double margin = std::isfinite(x * y) ? std::abs(x * y) : 0.0;
     const double tol = 4 * eps * (1 + margin) * std::abs(ref) +
-                       4 * (1 + std::abs(y)) * std::max<double>(std::numeric_limits<O>::denorm_min(),
-                                                                std::numeric_limits<C>::denorm_min());
+                       4 * (1 + std::abs(y)) *
+                           std::max<double>(std::numeric_limits<O>::denorm_min(), std::numeric_limits<C>::denorm_min());
     ok = std::abs(g - ref) <= tol;
   }
   if (ok) return ::testing::AssertionSuccess();

@@ -2,8 +2,8 @@
 // SoftMargin_Dispatch.hpp.
 //
 // For one backend EXEC, x type T and target type Y, each macro names the launchers of one pass for every canonical
-// view form: flat (contiguous views of any rank, in memory order) and strided of rank 1 and 2. With PREFIX `extern` it declares
-// them (user code links them instead of compiling the kernels); with an empty PREFIX, src/ defines them.
+// view form: flat (contiguous views of any rank, in memory order) and strided of rank 1 and 2. With PREFIX `extern` it
+// declares them (user code links them instead of compiling the kernels); with an empty PREFIX, src/ defines them.
 #ifndef SOFTMARGIN_IMPL_ETI_HPP
 #define SOFTMARGIN_IMPL_ETI_HPP
 
@@ -74,11 +74,11 @@
 #define SOFTMARGIN_ETI_HOST_BACKEND(PREFIX, E, T) SOFTMARGIN_ETI_HOST_PAIR(PREFIX, E, T, T, T)
 #define SOFTMARGIN_ETI_DEVICE_BACKEND(PREFIX, E, T) SOFTMARGIN_ETI_DEVICE_PAIR(PREFIX, E, T, T, T)
 /// A 16-bit x type with targets of its own type and int8_t targets.
-#define SOFTMARGIN_ETI_HOST_BACKEND_16(PREFIX, E, T)          \
-  SOFTMARGIN_ETI_HOST_PAIR(PREFIX, E, T, T, float)            \
+#define SOFTMARGIN_ETI_HOST_BACKEND_16(PREFIX, E, T) \
+  SOFTMARGIN_ETI_HOST_PAIR(PREFIX, E, T, T, float)   \
   SOFTMARGIN_ETI_HOST_PAIR(PREFIX, E, T, std::int8_t, float)
-#define SOFTMARGIN_ETI_DEVICE_BACKEND_16(PREFIX, E, T)        \
-  SOFTMARGIN_ETI_DEVICE_PAIR(PREFIX, E, T, T, float)          \
+#define SOFTMARGIN_ETI_DEVICE_BACKEND_16(PREFIX, E, T) \
+  SOFTMARGIN_ETI_DEVICE_PAIR(PREFIX, E, T, T, float)   \
   SOFTMARGIN_ETI_DEVICE_PAIR(PREFIX, E, T, std::int8_t, float)
 
 #if defined(SOFTMARGIN_ENABLE_ETI) && !defined(SOFTMARGIN_ETI_DEFINITION)

@@ -178,7 +178,8 @@ struct GradOp : OpTypes<XV, YV> {
   GV grad;
   upstream_type upstream;
 
-  GradOp(const XV& x_, const YV& y_, const GV& grad_, const upstream_type& up) : x(x_), y(y_), grad(grad_), upstream(up) {}
+  GradOp(const XV& x_, const YV& y_, const GV& grad_, const upstream_type& up)
+      : x(x_), y(y_), grad(grad_), upstream(up) {}
   bool aligned() const {
     if constexpr (per_element)
       return types::aligned(x, y, grad, upstream);

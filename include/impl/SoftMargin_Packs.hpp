@@ -32,7 +32,7 @@ struct alignas(Bytes) Pack {
 
 /// W elements of T as one pack.
 template <class T, int W>
-using PackOf = Pack<T, W * static_cast<int>(sizeof(T))>;
+using PackOf = Pack<T, static_cast<int>(sizeof(T)) * W>;
 
 /// Elements per pack of an op on x of type X computing in C: hosts fill a vector register of C (whole-vector
 /// arithmetic), devices load 16 bytes of x at a time (8 16-bit values, 4 floats, 2 doubles).
@@ -54,10 +54,11 @@ KOKKOS_FORCEINLINE_FUNCTION A halving_sum(A* d) {
 }
 
 /// Running sum of packs in A (the accumulation type, wider than the packs' T).
-///  - Wide (host, Narrow false) packs: one sum per lane (whole-vector converts and adds), added up pairwise at the end.
-///  - Narrow (device, Narrow true) packs: each pack's values are added pairwise in T and the pack sum converted once (on GPUs a
-///    conversion to double costs the issue slots of 8 float operations). Where a pack sum is not finite in T (losses
-///    near T's max, inf, NaN) the values are added in A instead, so nothing overflows that the A sum would not.
+///  - Wide packs (hosts, Narrow false): one sum per lane (whole-vector converts and adds), added up pairwise at the
+///    end.
+///  - Narrow packs (devices, Narrow true): each pack's values are added pairwise in T and the pack sum converted once
+///    (on GPUs a conversion to double costs the issue slots of 8 float operations). Where a pack sum is not finite in T
+///    (losses near T's max, inf, NaN) the values are added in A instead, so nothing overflows that the A sum would not.
 template <class A, class P, bool Narrow>
 struct LaneSums {
   using T = typename P::value_type;

@@ -37,8 +37,8 @@ inline constexpr bool is_value_type_v = std::is_same_v<storage_t<T>, float> || s
 
 /// Whether Y is a target type for x of type X: X's own type, int8_t or bool.
 template <class X, class Y>
-inline constexpr bool is_target_type_v = std::is_same_v<storage_t<X>, storage_t<Y>> ||
-                                         std::is_same_v<Y, std::int8_t> || std::is_same_v<Y, bool>;
+inline constexpr bool is_target_type_v =
+    std::is_same_v<storage_t<X>, storage_t<Y>> || std::is_same_v<Y, std::int8_t> || std::is_same_v<Y, bool>;
 
 /// Whether G may hold the gradient of x of type X: X's own type or float.
 template <class X, class G>
