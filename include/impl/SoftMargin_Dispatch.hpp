@@ -156,9 +156,9 @@ void loss(const Exec& space, const XView& x, const YView& y, const OutView& out,
 
   ToolsRegion region(where);
   const auto run = [&]<bool Flat>() {
-    auto xc = canonical<Exec, Flat>(x);
-    auto yc = canonical<Exec, Flat>(y);
-    auto oc = canonical<Exec, Flat>(out);
+    auto xc = canonical<Exec, Flat, true>(x);
+    auto yc = canonical<Exec, Flat, true>(y);
+    auto oc = canonical<Exec, Flat, false>(out);
     if constexpr (OutView::rank() == 0) {
       using Op = LossOp<decltype(xc), decltype(yc)>;
       Reduce<Exec, Op, decltype(oc)>::run(space, Op{xc, yc}, x.size(), oc, reduction, algorithm);
@@ -197,11 +197,11 @@ void backward(const Exec& space, const XView& x, const YView& y, const Upstream&
   using C = compute_t<value_t<XView>>;
   ToolsRegion region(where);
   const auto run = [&]<bool Flat>() {
-    auto xc = canonical<Exec, Flat>(x);
-    auto yc = canonical<Exec, Flat>(y);
-    auto gc = canonical<Exec, Flat>(grad_x);
+    auto xc = canonical<Exec, Flat, true>(x);
+    auto yc = canonical<Exec, Flat, true>(y);
+    auto gc = canonical<Exec, Flat, false>(grad_x);
     if constexpr (per_element) {
-      auto uc = canonical<Exec, Flat>(grad_loss);
+      auto uc = canonical<Exec, Flat, true>(grad_loss);
       using Op = GradOp<decltype(xc), decltype(yc), decltype(gc), decltype(uc)>;
       Map<Exec, Op>::run(space, Op{xc, yc, gc, uc}, x.size(), algorithm);
     } else {
@@ -239,10 +239,10 @@ void loss_and_grad(const Exec& space, const XView& x, const YView& y, const Loss
   ToolsRegion region(where);
   const auto up = scalar_upstream<Exec, C>(grad_loss, x.size(), reduction);
   const auto run = [&]<bool Flat>() {
-    auto xc = canonical<Exec, Flat>(x);
-    auto yc = canonical<Exec, Flat>(y);
-    auto gc = canonical<Exec, Flat>(grad_x);
-    auto lc = canonical<Exec, Flat>(loss_out);
+    auto xc = canonical<Exec, Flat, true>(x);
+    auto yc = canonical<Exec, Flat, true>(y);
+    auto gc = canonical<Exec, Flat, false>(grad_x);
+    auto lc = canonical<Exec, Flat, false>(loss_out);
     using Op = LossGradOp<decltype(xc), decltype(yc), decltype(gc), decltype(up.view)>;
     Reduce<Exec, Op, decltype(lc)>::run(space, Op{xc, yc, gc, up}, x.size(), lc, reduction, algorithm);
   };

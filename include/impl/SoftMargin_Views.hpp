@@ -100,11 +100,13 @@ unsigned memory_orders(const View& v) {
 // Canonical views of a call: flat (rank 1, memory order) when every view of the call maps logical element i to
 // data()[i] in one common order, else strided views of the original rank.
 
-/// The canonical view of v on Exec, of v's value type as the kernels store it (storage_t, const kept).
-template <class Exec, bool Flat, class V>
+/// The canonical view of v on Exec, of v's value type as the kernels store it (storage_t): const for an input
+/// (Input true), as v has it for an output.
+template <class Exec, bool Flat, bool Input, class V>
 auto canonical(const V& v) {
   using Mem = typename V::memory_space;
-  using T = storage_t<typename V::value_type>;
+  using S = storage_t<typename V::value_type>;
+  using T = std::conditional_t<Input, const S, S>;
   T* data = reinterpret_cast<T*>(v.data());
   if constexpr (V::rank() == 0) {
     return ScalarView<T, Exec, Mem>(data);
