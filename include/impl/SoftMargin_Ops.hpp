@@ -80,8 +80,13 @@ struct InputPacks {
   KOKKOS_FORCEINLINE_FUNCTION static InputPacks load(const XV& xv, const YV& yv, const Index p) {
     return {load_pack<decltype(x)>(xv.data(), p), load_pack<decltype(y)>(yv.data(), p)};
   }
-  KOKKOS_FORCEINLINE_FUNCTION C x_at(const int k) const { return to_compute<C>(x.v[k]); }
-  KOKKOS_FORCEINLINE_FUNCTION C y_at(const int k) const { return target_value<C>(y.v[k]); }
+  /// x and y in C, each widened in a loop of its own: the arithmetic then vectorizes at C's full width (hosts), where
+  /// one loop mixing 1- or 2-byte loads with it gets the narrow types' vector size.
+  template <class P>
+  KOKKOS_FORCEINLINE_FUNCTION void widen(P& xc, P& yc) const {
+    for (int k = 0; k < P::width; ++k) xc.v[k] = to_compute<C>(x.v[k]);
+    for (int k = 0; k < P::width; ++k) yc.v[k] = target_value<C>(y.v[k]);
+  }
 };
 
 /// Reduce: loss(x_i, y_i), summed.
@@ -113,8 +118,9 @@ struct LossOp : OpTypes<XV, YV> {
   /// The losses of a pack, in value_type (LaneSums adds them so that losses near its max do not overflow).
   template <class Index>
   KOKKOS_FORCEINLINE_FUNCTION pack_type apply(const inputs_type& in, const Index, const value_type) const {
-    pack_type l;
-    for (int k = 0; k < pack_type::width; ++k) l.v[k] = loss<value_type>(in.x_at(k), in.y_at(k));
+    pack_type xc, yc, l;
+    in.widen(xc, yc);
+    for (int k = 0; k < pack_type::width; ++k) l.v[k] = loss<value_type>(xc.v[k], yc.v[k]);
     return l;
   }
 };
@@ -149,8 +155,10 @@ struct LossNoneOp : OpTypes<XV, YV> {
   }
   template <class Index>
   KOKKOS_FORCEINLINE_FUNCTION void apply(const inputs_type& in, const Index p, const value_type) const {
+    pack_type xc, yc;
+    in.widen(xc, yc);
     typename types::template pack_of<OV> o;
-    for (int k = 0; k < pack_type::width; ++k) o.v[k] = round_to<out_type>(loss<value_type>(in.x_at(k), in.y_at(k)));
+    for (int k = 0; k < pack_type::width; ++k) o.v[k] = round_to<out_type>(loss<value_type>(xc.v[k], yc.v[k]));
     store_pack(out.data(), p, o);
   }
 };
@@ -209,11 +217,13 @@ struct GradOp : OpTypes<XV, YV> {
   }
   template <class Index>
   KOKKOS_FORCEINLINE_FUNCTION void apply(const inputs_type& in, const Index p, const value_type s) const {
+    pack_type xc, yc;
+    in.widen(xc, yc);
     typename types::template pack_of<GV> g;
     for (int k = 0; k < pack_type::width; ++k) {
       value_type u = s;
       if constexpr (per_element) u = to_compute<value_type>(in.g.v[k]);
-      g.v[k] = round_to<grad_type>(u * dloss_dx<value_type>(in.x_at(k), in.y_at(k)));
+      g.v[k] = round_to<grad_type>(u * dloss_dx<value_type>(xc.v[k], yc.v[k]));
     }
     store_pack(grad.data(), p, g);
   }
@@ -256,13 +266,11 @@ struct LossGradOp : OpTypes<XV, YV> {
   /// Stores the gradients of pack p and returns its losses.
   template <class Index>
   KOKKOS_FORCEINLINE_FUNCTION pack_type apply(const inputs_type& in, const Index p, const value_type s) const {
+    pack_type xc, yc, l, d;
+    in.widen(xc, yc);
+    for (int k = 0; k < pack_type::width; ++k) l.v[k] = loss_and_dloss_dx<value_type>(xc.v[k], yc.v[k], d.v[k]);
     typename types::template pack_of<GV> g;
-    pack_type l;
-    for (int k = 0; k < pack_type::width; ++k) {
-      value_type d;
-      l.v[k] = loss_and_dloss_dx<value_type>(in.x_at(k), in.y_at(k), d);
-      g.v[k] = round_to<grad_type>(s * d);
-    }
+    for (int k = 0; k < pack_type::width; ++k) g.v[k] = round_to<grad_type>(s * d.v[k]);
     store_pack(grad.data(), p, g);
     return l;
   }
