@@ -13,6 +13,7 @@
 #include <type_traits>
 
 #include "SoftMargin_Config.hpp"
+#include "SoftMargin_Half.hpp"
 #include "SoftMargin_Types.hpp"
 #include "impl/SoftMargin_Checks.hpp"
 #include "impl/SoftMargin_Dispatch.hpp"
@@ -28,13 +29,15 @@ namespace softmargin {
 ///  - reduction None: writes loss_i into out, a View of x's shape;
 ///  - reduction Sum or Mean: reduces in the same pass (accumulating in double) into out, a rank-0 View.
 ///    The mean of an empty input is NaN and the sum 0, as in PyTorch.
-/// out may hold any floating-point type (e.g. a double result for float inputs): the value is rounded to it once.
+/// out may hold float, double, bf16 or fp16 (e.g. a double result for float inputs, a bf16 loss per element for bf16
+/// inputs): the value is computed in float (double for double x) and rounded to it once.
 /// The kernels are enqueued on `space` and the call returns without fencing.
 ///
 /// \param space execution space instance that runs the kernels
-/// \param x input View of rank >= 1, float or double, any layout (strided subviews too), accessible from space
-/// \param y targets, a View of x's shape and value type (typically +-1; real values are used as given); strides of 0
-///   (a broadcast y) are allowed
+/// \param x input View of rank >= 1 of float, double, bf16 or fp16 (softmargin::bf16, softmargin::fp16 or Kokkos'
+///   half types; SoftMargin_Half.hpp), any layout (strided subviews too), accessible from space
+/// \param y targets, a View of x's shape holding x's value type (typically +-1; real values are used as given),
+///   int8_t (used by its value) or bool (true = +1, false = -1); strides of 0 (a broadcast y) are allowed
 /// \param out rank-0 View (Sum, Mean) or View of x's shape (None). In place: out may be x or y itself, element for
 ///   element (the same data, extents and strides); any other overlap with x or y is refused.
 /// \param reduction None, Sum or Mean (default Mean, as PyTorch)
@@ -61,15 +64,18 @@ requires(Kokkos::is_view_v<XView> && !std::is_enum_v<OutView>) void loss(const X
   loss(typename XView::execution_space(), x, y, out, reduction, algorithm);
 }
 
-/// \brief SoftMarginLoss of x against y reduced to a host scalar of x's type (Sum or Mean); blocks until it is ready.
+/// \brief SoftMarginLoss of x against y reduced to a host scalar (Sum or Mean) of x's type (float for 16-bit x);
+/// blocks until it is ready.
 ///
 /// Same computation and checks as the non-blocking form; the device writes the value to host-pinned memory and
 /// `space` is fenced before it is returned.
 template <class ExecSpace, class XView, class YView>
-requires(Kokkos::is_execution_space_v<ExecSpace>&& Kokkos::is_view_v<XView>) typename XView::non_const_value_type
-    loss(const ExecSpace& space, const XView& x, const YView& y, Reduction reduction = Reduction::Mean,
-         Algorithm algorithm = Algorithm::Auto) {
-  using T = typename XView::non_const_value_type;
+requires(Kokkos::is_execution_space_v<ExecSpace>&& Kokkos::is_view_v<XView>)
+    Impl::host_result_t<typename XView::non_const_value_type> loss(const ExecSpace& space, const XView& x,
+                                                                   const YView& y,
+                                                                   Reduction reduction = Reduction::Mean,
+                                                                   Algorithm algorithm = Algorithm::Auto) {
+  using T = Impl::host_result_t<typename XView::non_const_value_type>;
   if constexpr (Impl::check_input_types<ExecSpace, XView, YView>()) {
     if (reduction == Reduction::None)
       throw std::invalid_argument("softmargin::loss: reduction none gives one loss per element; pass an out View");
@@ -83,8 +89,10 @@ requires(Kokkos::is_execution_space_v<ExecSpace>&& Kokkos::is_view_v<XView>) typ
 
 /// \brief As loss(space, x, y, ...) on a default instance of x's execution space; blocks.
 template <class XView, class YView>
-requires(Kokkos::is_view_v<XView>&& Kokkos::is_view_v<YView>) typename XView::non_const_value_type
-    loss(const XView& x, const YView& y, Reduction reduction = Reduction::Mean, Algorithm algorithm = Algorithm::Auto) {
+requires(Kokkos::is_view_v<XView>&& Kokkos::is_view_v<YView>)
+    Impl::host_result_t<typename XView::non_const_value_type> loss(const XView& x, const YView& y,
+                                                                   Reduction reduction = Reduction::Mean,
+                                                                   Algorithm algorithm = Algorithm::Auto) {
   return loss(typename XView::execution_space(), x, y, reduction, algorithm);
 }
 
@@ -100,7 +108,8 @@ requires(Kokkos::is_view_v<XView>&& Kokkos::is_view_v<YView>) typename XView::no
 /// There is no gradient for y (PyTorch gives none either).
 ///
 /// \param grad_loss upstream gradient of the loss (see above)
-/// \param grad_x output, a View of x's shape and value type; in place on x, y or grad_loss element for element
+/// \param grad_x output, a View of x's shape holding x's value type or float (computed in float, double for double x,
+///   and rounded once); in place on x, y or grad_loss element for element
 /// \throws std::invalid_argument, before anything is launched or written: as loss(), for grad_x and grad_loss.
 template <class ExecSpace, class XView, class YView, class Upstream, class GradView>
 requires(Kokkos::is_execution_space_v<ExecSpace> &&
@@ -132,14 +141,14 @@ requires(Kokkos::is_view_v<XView> &&
 /// gradient of the (scalar) loss is known before the loss value, typically 1. Equal to loss() followed by
 /// backward() with the same grad_loss, at the memory traffic of backward() alone.
 ///
-/// \param loss_out rank-0 View of any floating-point type: the sum or mean of the losses
-/// \param grad_x View of x's shape and value type: grad_loss * d loss / d x (grad_loss / N for Mean); in place on x
-///   or y element for element
+/// \param loss_out rank-0 View of float, double, bf16 or fp16: the sum or mean of the losses
+/// \param grad_x View of x's shape holding x's value type or float: grad_loss * d loss / d x (grad_loss / N for
+///   Mean); in place on x or y element for element
 /// \param reduction Sum or Mean (default Mean)
 /// \param grad_loss upstream gradient of the loss: a host scalar (default 1) or a rank-0 View
 /// \throws std::invalid_argument, before anything is launched or written: as loss() and backward().
 template <class ExecSpace, class XView, class YView, class LossView, class GradView,
-          class Upstream = typename XView::non_const_value_type>
+          class Upstream = Impl::host_result_t<typename XView::non_const_value_type>>
 requires(Kokkos::is_execution_space_v<ExecSpace>&& Kokkos::is_view_v<LossView> &&
          !std::is_enum_v<GradView>) void loss_and_grad(const ExecSpace& space, const XView& x, const YView& y,
                                                        const LossView& loss_out, const GradView& grad_x,
@@ -158,7 +167,7 @@ requires(Kokkos::is_execution_space_v<ExecSpace>&& Kokkos::is_view_v<LossView> &
 
 /// \brief As loss_and_grad(space, ...) on a default instance of x's execution space.
 template <class XView, class YView, class LossView, class GradView,
-          class Upstream = typename XView::non_const_value_type>
+          class Upstream = Impl::host_result_t<typename XView::non_const_value_type>>
 requires(Kokkos::is_view_v<XView>&& Kokkos::is_view_v<LossView>&& Kokkos::is_view_v<GradView>) void loss_and_grad(
     const XView& x, const YView& y, const LossView& loss_out, const GradView& grad_x,
     Reduction reduction = Reduction::Mean, const Upstream& grad_loss = Upstream(1),
@@ -166,15 +175,17 @@ requires(Kokkos::is_view_v<XView>&& Kokkos::is_view_v<LossView>&& Kokkos::is_vie
   loss_and_grad(typename XView::execution_space(), x, y, loss_out, grad_x, reduction, grad_loss, algorithm);
 }
 
-/// \brief Blocking fused pass: writes grad_x and returns the reduced loss as a host scalar of x's type.
+/// \brief Blocking fused pass: writes grad_x and returns the reduced loss as a host scalar of x's type (float for
+/// 16-bit x).
 template <class ExecSpace, class XView, class YView, class GradView,
-          class Upstream = typename XView::non_const_value_type>
+          class Upstream = Impl::host_result_t<typename XView::non_const_value_type>>
 requires(Kokkos::is_execution_space_v<ExecSpace>&& Kokkos::is_view_v<XView> && !std::is_enum_v<GradView>)
-    typename XView::non_const_value_type
-    loss_and_grad(const ExecSpace& space, const XView& x, const YView& y, const GradView& grad_x,
-                  Reduction reduction = Reduction::Mean, const Upstream& grad_loss = Upstream(1),
-                  Algorithm algorithm = Algorithm::Auto) {
-  using T = typename XView::non_const_value_type;
+    Impl::host_result_t<typename XView::non_const_value_type> loss_and_grad(const ExecSpace& space, const XView& x,
+                                                                            const YView& y, const GradView& grad_x,
+                                                                            Reduction reduction = Reduction::Mean,
+                                                                            const Upstream& grad_loss = Upstream(1),
+                                                                            Algorithm algorithm = Algorithm::Auto) {
+  using T = Impl::host_result_t<typename XView::non_const_value_type>;
   if constexpr (Impl::check_input_types<ExecSpace, XView, YView>() &&
                 Impl::check_grad_type<ExecSpace, XView, GradView>() &&
                 Impl::check_upstream_type<ExecSpace, XView, Upstream, false>()) {

@@ -44,7 +44,7 @@ template <class ExecSpace, class XView, class YView, class ResultView>
 requires(Kokkos::is_execution_space_v<ExecSpace>&& Kokkos::is_view_v<ResultView>) void loss(
     MPI_Comm comm, const ExecSpace& space, const XView& x, const YView& y, const ResultView& result,
     Reduction reduction = Reduction::Mean, Algorithm algorithm = Algorithm::Auto) {
-  if constexpr (softmargin::Impl::check_input_types<ExecSpace, XView, YView>() &&
+  if constexpr (Impl::check_mpi_input_types<ExecSpace, XView, YView>() &&
                 Impl::check_result_type<ExecSpace, ResultView>())
     Impl::loss(comm, space, x, y, result, reduction, algorithm, Impl::transport<ExecSpace>());
 }
@@ -55,7 +55,7 @@ requires(Kokkos::is_execution_space_v<ExecSpace>&& Kokkos::is_view_v<XView>) typ
     loss(MPI_Comm comm, const ExecSpace& space, const XView& x, const YView& y, Reduction reduction = Reduction::Mean,
          Algorithm algorithm = Algorithm::Auto) {
   typename XView::non_const_value_type value{};
-  if constexpr (softmargin::Impl::check_input_types<ExecSpace, XView, YView>())
+  if constexpr (Impl::check_mpi_input_types<ExecSpace, XView, YView>())
     Impl::loss(comm, space, x, y, Impl::host_scalar(value), reduction, algorithm, Transport::HostStaged);
   return value;
 }
@@ -67,7 +67,7 @@ template <class ExecSpace, class XView, class YView, class ResultView>
 requires(Kokkos::is_execution_space_v<ExecSpace>&& Kokkos::is_view_v<ResultView>) [[nodiscard]] Request
     iloss(MPI_Comm comm, const ExecSpace& space, const XView& x, const YView& y, const ResultView& result,
           Reduction reduction = Reduction::Mean, Algorithm algorithm = Algorithm::Auto) {
-  if constexpr (softmargin::Impl::check_input_types<ExecSpace, XView, YView>() &&
+  if constexpr (Impl::check_mpi_input_types<ExecSpace, XView, YView>() &&
                 Impl::check_result_type<ExecSpace, ResultView>())
     return Impl::iloss(comm, space, x, y, result, reduction, algorithm);
   else
@@ -87,7 +87,7 @@ template <class ExecSpace, class XView, class YView, class Upstream, class GradV
 requires(Kokkos::is_execution_space_v<ExecSpace>&& Kokkos::is_view_v<GradView>) void backward(
     MPI_Comm comm, const ExecSpace& space, const XView& x, const YView& y, const Upstream& grad_loss,
     const GradView& grad_x, Reduction reduction = Reduction::Mean, Algorithm algorithm = Algorithm::Auto) {
-  if constexpr (softmargin::Impl::check_input_types<ExecSpace, XView, YView>() &&
+  if constexpr (Impl::check_mpi_input_types<ExecSpace, XView, YView>() &&
                 softmargin::Impl::check_grad_type<ExecSpace, XView, GradView>() &&
                 softmargin::Impl::check_upstream_type<ExecSpace, XView, Upstream, false>())
     Impl::backward(comm, space, x, y, grad_loss, grad_x, reduction, algorithm);
@@ -110,7 +110,7 @@ requires(Kokkos::is_execution_space_v<ExecSpace>&& Kokkos::is_view_v<LossView>&&
                                                              Reduction reduction = Reduction::Mean,
                                                              const Upstream& grad_loss = Upstream(1),
                                                              Algorithm algorithm = Algorithm::Auto) {
-  if constexpr (softmargin::Impl::check_input_types<ExecSpace, XView, YView>() &&
+  if constexpr (Impl::check_mpi_input_types<ExecSpace, XView, YView>() &&
                 Impl::check_result_type<ExecSpace, LossView>() &&
                 softmargin::Impl::check_grad_type<ExecSpace, XView, GradView>() &&
                 softmargin::Impl::check_upstream_type<ExecSpace, XView, Upstream, false>())
@@ -127,7 +127,7 @@ requires(Kokkos::is_execution_space_v<ExecSpace>&& Kokkos::is_view_v<XView>&& Ko
                   Reduction reduction = Reduction::Mean, const Upstream& grad_loss = Upstream(1),
                   Algorithm algorithm = Algorithm::Auto) {
   typename XView::non_const_value_type value{};
-  if constexpr (softmargin::Impl::check_input_types<ExecSpace, XView, YView>() &&
+  if constexpr (Impl::check_mpi_input_types<ExecSpace, XView, YView>() &&
                 softmargin::Impl::check_grad_type<ExecSpace, XView, GradView>() &&
                 softmargin::Impl::check_upstream_type<ExecSpace, XView, Upstream, false>())
     Impl::loss_and_grad(comm, space, x, y, Impl::host_scalar(value), grad_x, reduction, grad_loss, algorithm,

@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include "../SoftMargin_Types.hpp"
+#include "SoftMargin_Values.hpp"
 
 namespace softmargin::Impl {
 
@@ -27,14 +28,14 @@ constexpr bool check_input_types() {
   static_assert(Kokkos::is_view_v<YView>, "softmargin: y must be a Kokkos::View");
   if constexpr (Kokkos::is_execution_space_v<Exec> && Kokkos::is_view_v<XView> && Kokkos::is_view_v<YView>) {
     constexpr bool rank = XView::rank() >= 1, same_rank = XView::rank() == YView::rank();
-    constexpr bool floating = std::is_floating_point_v<value_t<XView>>;
-    constexpr bool same_type = std::is_same_v<value_t<XView>, value_t<YView>>;
+    constexpr bool floating = is_value_type_v<value_t<XView>>;
+    constexpr bool same_type = is_target_type_v<value_t<XView>, value_t<YView>>;
     constexpr bool x_access = Kokkos::SpaceAccessibility<Exec, typename XView::memory_space>::accessible;
     constexpr bool y_access = Kokkos::SpaceAccessibility<Exec, typename YView::memory_space>::accessible;
     static_assert(rank, "softmargin: x must be a View of rank 1 or more");
     static_assert(same_rank, "softmargin: x and y must have the same rank");
-    static_assert(floating, "softmargin: x must hold float or double");
-    static_assert(same_type, "softmargin: x and y must hold the same value type");
+    static_assert(floating, "softmargin: x must hold float, double, bf16 or fp16");
+    static_assert(same_type, "softmargin: y must hold x's value type, int8_t or bool");
     static_assert(x_access, "softmargin: x's memory space is not accessible from the execution space");
     static_assert(y_access, "softmargin: y's memory space is not accessible from the execution space");
     return rank && same_rank && floating && same_type && x_access && y_access;
@@ -43,18 +44,18 @@ constexpr bool check_input_types() {
   }
 }
 
-/// A loss output: a writable View of any floating-point type (the result is rounded once to it), of rank 0 (a
+/// A loss output: a writable View of float, double, bf16 or fp16 (the result is rounded once to it), of rank 0 (a
 /// reduced loss) or x's rank (reduction none), accessible from the execution space.
 template <class Exec, class XView, class OutView>
 constexpr bool check_loss_output_type() {
   static_assert(Kokkos::is_view_v<OutView>, "softmargin: the loss output must be a Kokkos::View");
   if constexpr (Kokkos::is_view_v<OutView> && Kokkos::is_view_v<XView>) {
     constexpr bool writable = !std::is_const_v<typename OutView::value_type>;
-    constexpr bool floating = std::is_floating_point_v<value_t<OutView>>;
+    constexpr bool floating = is_value_type_v<value_t<OutView>>;
     constexpr bool rank = OutView::rank() == 0 || OutView::rank() == XView::rank();
     constexpr bool access = Kokkos::SpaceAccessibility<Exec, typename OutView::memory_space>::accessible;
     static_assert(writable, "softmargin: the loss output View must not be const");
-    static_assert(floating, "softmargin: the loss output View must hold a floating-point type");
+    static_assert(floating, "softmargin: the loss output View must hold float, double, bf16 or fp16");
     static_assert(rank, "softmargin: the loss output must be a View of rank 0 (a reduced loss) or of x's rank");
     static_assert(access, "softmargin: the loss output's memory space is not accessible from the execution space");
     return writable && floating && rank && access;
@@ -63,17 +64,17 @@ constexpr bool check_loss_output_type() {
   }
 }
 
-/// grad_x: a writable View of x's value type and rank, accessible from the execution space.
+/// grad_x: a writable View of x's value type (or float) and x's rank, accessible from the execution space.
 template <class Exec, class XView, class GradView>
 constexpr bool check_grad_type() {
   static_assert(Kokkos::is_view_v<GradView>, "softmargin: grad_x must be a Kokkos::View");
   if constexpr (Kokkos::is_view_v<GradView> && Kokkos::is_view_v<XView>) {
     constexpr bool writable = !std::is_const_v<typename GradView::value_type>;
-    constexpr bool type = std::is_same_v<value_t<GradView>, value_t<XView>>;
+    constexpr bool type = is_grad_type_v<value_t<XView>, value_t<GradView>>;
     constexpr bool rank = GradView::rank() == XView::rank();
     constexpr bool access = Kokkos::SpaceAccessibility<Exec, typename GradView::memory_space>::accessible;
     static_assert(writable, "softmargin: grad_x must not be const");
-    static_assert(type, "softmargin: grad_x must hold x's value type");
+    static_assert(type, "softmargin: grad_x must hold x's value type or float");
     static_assert(rank, "softmargin: grad_x must have x's rank");
     static_assert(access, "softmargin: grad_x's memory space is not accessible from the execution space");
     return writable && type && rank && access;
@@ -82,17 +83,18 @@ constexpr bool check_grad_type() {
   }
 }
 
-/// The upstream gradient: a host scalar, a rank-0 View or (PerElement) a View of x's rank, of x's value type.
+/// The upstream gradient: a host scalar, a rank-0 View or (PerElement) a View of x's rank, of float, double, bf16 or
+/// fp16.
 template <class Exec, class XView, class Upstream, bool AllowPerElement>
 constexpr bool check_upstream_type() {
   if constexpr (Kokkos::is_view_v<Upstream> && Kokkos::is_view_v<XView>) {
     constexpr bool rank = Upstream::rank() == 0 || (AllowPerElement && Upstream::rank() == XView::rank());
-    constexpr bool type = std::is_same_v<value_t<Upstream>, value_t<XView>>;
+    constexpr bool type = is_value_type_v<value_t<Upstream>>;
     constexpr bool access = Kokkos::SpaceAccessibility<Exec, typename Upstream::memory_space>::accessible;
     static_assert(rank || !AllowPerElement,
                   "softmargin: grad_loss must be a host scalar, a rank-0 View, or a View of x's rank");
     static_assert(rank || AllowPerElement, "softmargin: grad_loss must be a host scalar or a rank-0 View");
-    static_assert(type, "softmargin: the grad_loss View must hold x's value type");
+    static_assert(type, "softmargin: the grad_loss View must hold float, double, bf16 or fp16");
     static_assert(access, "softmargin: grad_loss's memory space is not accessible from the execution space");
     return rank && type && access;
   } else {

@@ -213,7 +213,7 @@ __global__ void __launch_bounds__(kBlock, MinBlocks)
   stream_order_prologue();
   const A sum = block_sum(for_share<Unroll>(op, n, packed, GridShareOf<Index>()), warp_sums);
   if (gridDim.x == 1) {  // one block: nothing to combine
-    if (threadIdx.x == 0) result() = static_cast<typename RV::non_const_value_type>(sum / divisor);
+    if (threadIdx.x == 0) result() = round_to<typename RV::non_const_value_type>(sum / divisor);
     return;
   }
   if (threadIdx.x >= 32) return;  // warp 0 holds the block's sum (lane 0); the rest of the block is done
@@ -243,7 +243,7 @@ __global__ void __launch_bounds__(kBlock, MinBlocks)
   }
   for (int o = 16; o > 0; o >>= 1) total += __shfl_down_sync(0xffffffffu, total, o);
   if (threadIdx.x == 0) {
-    result() = static_cast<typename RV::non_const_value_type>(total / divisor);
+    result() = round_to<typename RV::non_const_value_type>(total / divisor);
     *ticket = 0u;
   }
 }

@@ -64,7 +64,7 @@ struct Reduce {
     using A = typename Op::accum_type;
     if (n == 0) {  // sum of nothing is 0; mean of nothing is 0/0 = NaN, as in PyTorch
       const A empty = reduction == Reduction::Mean ? A(0) / A(0) : A(0);
-      Kokkos::deep_copy(space, result, static_cast<typename RV::non_const_value_type>(empty));
+      Kokkos::deep_copy(space, result, round_to<typename RV::non_const_value_type>(empty));
       return;
     }
     const A divisor = reduction == Reduction::Mean ? static_cast<A>(n) : A(1);
@@ -125,17 +125,18 @@ void with_flat_or_strided(const F& f, const Views&... views) {
     f.template operator()<false>();
 }
 
-/// A scalar upstream gradient (host value or rank-0 View) as a ScalarUpstream, divided by N for the mean.
-template <class Exec, class T, class Upstream>
+/// A scalar upstream gradient (host value or rank-0 View) as a ScalarUpstream in the compute type C, divided by N
+/// for the mean.
+template <class Exec, class C, class Upstream>
 auto scalar_upstream(const Upstream& g, std::size_t n, Reduction reduction) {
-  using A = accum_t<T>;
+  using A = accum_t<C>;
   const A divisor = reduction == Reduction::Mean ? static_cast<A>(n) : A(1);
   if constexpr (Kokkos::is_view_v<Upstream>) {
-    using UV = ScalarView<const T, Exec, typename Upstream::memory_space>;
-    return ScalarUpstream<UV>{UV(g.data()), A(0), divisor};
+    using UV = ScalarView<const storage_t<value_t<Upstream>>, Exec, typename Upstream::memory_space>;
+    return ScalarUpstream<UV, C>{UV(reinterpret_cast<typename UV::const_value_type*>(g.data())), A(0), divisor};
   } else {
-    using UV = ScalarView<const T, Exec>;
-    return ScalarUpstream<UV>{UV(nullptr), static_cast<A>(g), divisor};
+    using UV = ScalarView<const C, Exec>;
+    return ScalarUpstream<UV, C>{UV(nullptr), static_cast<A>(g), divisor};
   }
 }
 
@@ -153,12 +154,11 @@ void loss(const Exec& space, const XView& x, const YView& y, const OutView& out,
     check_elementwise_output(where, "out", out, x, y);
   }
 
-  using T = value_t<XView>;
   ToolsRegion region(where);
   const auto run = [&]<bool Flat>() {
-    auto xc = canonical<Exec, Flat, const T>(x);
-    auto yc = canonical<Exec, Flat, const T>(y);
-    auto oc = canonical<Exec, Flat, value_t<OutView>>(out);
+    auto xc = canonical<Exec, Flat, true>(x);
+    auto yc = canonical<Exec, Flat, true>(y);
+    auto oc = canonical<Exec, Flat, false>(out);
     if constexpr (OutView::rank() == 0) {
       using Op = LossOp<decltype(xc), decltype(yc)>;
       Reduce<Exec, Op, decltype(oc)>::run(space, Op{xc, yc}, x.size(), oc, reduction, algorithm);
@@ -194,18 +194,18 @@ void backward(const Exec& space, const XView& x, const YView& y, const Upstream&
         "softmargin::backward: reduction none needs grad_loss as a View of x's shape, but it is a scalar");
   }
 
-  using T = value_t<XView>;
+  using C = compute_t<value_t<XView>>;
   ToolsRegion region(where);
   const auto run = [&]<bool Flat>() {
-    auto xc = canonical<Exec, Flat, const T>(x);
-    auto yc = canonical<Exec, Flat, const T>(y);
-    auto gc = canonical<Exec, Flat, T>(grad_x);
+    auto xc = canonical<Exec, Flat, true>(x);
+    auto yc = canonical<Exec, Flat, true>(y);
+    auto gc = canonical<Exec, Flat, false>(grad_x);
     if constexpr (per_element) {
-      auto uc = canonical<Exec, Flat, const T>(grad_loss);
+      auto uc = canonical<Exec, Flat, true>(grad_loss);
       using Op = GradOp<decltype(xc), decltype(yc), decltype(gc), decltype(uc)>;
       Map<Exec, Op>::run(space, Op{xc, yc, gc, uc}, x.size(), algorithm);
     } else {
-      const auto up = scalar_upstream<Exec, T>(grad_loss, x.size(), reduction);
+      const auto up = scalar_upstream<Exec, C>(grad_loss, x.size(), reduction);
       using Op = GradOp<decltype(xc), decltype(yc), decltype(gc), decltype(up.view)>;
       Map<Exec, Op>::run(space, Op{xc, yc, gc, up}, x.size(), algorithm);
     }
@@ -235,14 +235,14 @@ void loss_and_grad(const Exec& space, const XView& x, const YView& y, const Loss
     check_alias(where, "loss_out", loss_out, "grad_loss", grad_loss);
   }
 
-  using T = value_t<XView>;
+  using C = compute_t<value_t<XView>>;
   ToolsRegion region(where);
-  const auto up = scalar_upstream<Exec, T>(grad_loss, x.size(), reduction);
+  const auto up = scalar_upstream<Exec, C>(grad_loss, x.size(), reduction);
   const auto run = [&]<bool Flat>() {
-    auto xc = canonical<Exec, Flat, const T>(x);
-    auto yc = canonical<Exec, Flat, const T>(y);
-    auto gc = canonical<Exec, Flat, T>(grad_x);
-    auto lc = canonical<Exec, Flat, value_t<LossView>>(loss_out);
+    auto xc = canonical<Exec, Flat, true>(x);
+    auto yc = canonical<Exec, Flat, true>(y);
+    auto gc = canonical<Exec, Flat, false>(grad_x);
+    auto lc = canonical<Exec, Flat, false>(loss_out);
     using Op = LossGradOp<decltype(xc), decltype(yc), decltype(gc), decltype(up.view)>;
     Reduce<Exec, Op, decltype(lc)>::run(space, Op{xc, yc, gc, up}, x.size(), lc, reduction, algorithm);
   };

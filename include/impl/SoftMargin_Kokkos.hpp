@@ -109,7 +109,7 @@ struct StoreResultFunctor {
   AV accumulator;
   RV result;
   KOKKOS_INLINE_FUNCTION void operator()(const int) const {
-    result() = static_cast<typename RV::non_const_value_type>(accumulator());
+    result() = round_to<typename RV::non_const_value_type>(accumulator());
   }
 };
 
@@ -155,7 +155,7 @@ struct TeamSumFunctor {
     for (int t = r; t < team.league_size(); t += ts) total += Kokkos::atomic_load(&partials(t));
     total = team_tree_sum(team, s, total);
     if (r == 0) {
-      result() = static_cast<typename RV::non_const_value_type>(total / divisor);
+      result() = round_to<typename RV::non_const_value_type>(total / divisor);
       ticket() = 0u;  // ready for the next launch on this workspace
     }
   }
@@ -187,7 +187,7 @@ void reduce_range(const Exec& space, const Op& op, std::size_t n, const RV& resu
   } else if constexpr (is_host_space_v<Exec>) {
     A value{};  // host backends reduce synchronously
     Kokkos::parallel_reduce(Op::labels.range, policy, functor{op, divisor}, value);
-    result() = static_cast<typename RV::non_const_value_type>(value);
+    result() = round_to<typename RV::non_const_value_type>(value);
   } else {
     // Accumulate in A on the device, then convert: both kernels under one workspace lease.
     auto ws = Workspace<Exec, A>::acquire(space, kMaxDeviceTeams);

@@ -47,6 +47,20 @@ void check_grad(const char* where, const GradView& grad_x, const XView& x, const
   }
 }
 
+/// Compile-time: the library's input checks, and x and y of one type, float or double (the MPI layer does not take
+/// 16-bit inputs or compact targets).
+template <class ExecSpace, class XView, class YView>
+constexpr bool check_mpi_input_types() {
+  if constexpr (softmargin::Impl::check_input_types<ExecSpace, XView, YView>()) {
+    using X = typename XView::non_const_value_type;
+    constexpr bool types = std::is_floating_point_v<X> && std::is_same_v<X, typename YView::non_const_value_type>;
+    static_assert(types, "softmargin::mpi: x and y must hold the same type, float or double");
+    return types;
+  } else {
+    return false;
+  }
+}
+
 /// Compile-time: a reduced result is a writable rank-0 View of a floating-point type that the execution space (or,
 /// for the blocking forms' own results, the host) can reach.
 template <class ExecSpace, class ResultView>

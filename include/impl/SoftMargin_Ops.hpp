@@ -12,6 +12,7 @@
 
 #include "SoftMargin_Math.hpp"
 #include "SoftMargin_Packs.hpp"
+#include "SoftMargin_Values.hpp"
 #include "SoftMargin_Views.hpp"
 
 namespace softmargin::Impl {
@@ -24,122 +25,174 @@ struct KernelLabels {
 };
 
 /// The upstream gradient of a reduced loss: a device scalar (rank-0 view, may be null) or else a host value, times
-/// 1/divisor (N for mean, 1 for sum).
-template <class UV>
+/// 1/divisor (N for mean, 1 for sum), in the compute type C.
+template <class UV, class C>
 struct ScalarUpstream {
-  using T = typename UV::non_const_value_type;
-  using A = accum_t<T>;
+  using A = accum_t<C>;
   UV view;  ///< read on the device when not null
   A value;  ///< used when view is null
   A divisor;
-  KOKKOS_INLINE_FUNCTION T get() const {
-    return static_cast<T>((view.data() != nullptr ? static_cast<A>(view()) : value) / divisor);
+  KOKKOS_INLINE_FUNCTION C get() const {
+    return static_cast<C>((view.data() != nullptr ? to_compute<A>(view()) : value) / divisor);
   }
 };
 
-/// The x and y packs of elements [p W, p W + W), read only by the op's kernels: read-only loads.
-template <class XV, class YV, class P>
-struct InputPacks {
-  P x, y;
+/// What every op derives from its x and y views: the storage types, the compute type C, the pack width W and the
+/// packs (of C for results, of each view's own type for loads and stores).
+template <class XV, class YV>
+struct OpTypes {
+  using execution_space = typename XV::execution_space;
+  using x_type = typename XV::non_const_value_type;
+  using y_type = typename YV::non_const_value_type;
+  using value_type = compute_t<x_type>;
+  using accum_type = accum_t<value_type>;
+  static constexpr int width = pack_width_v<x_type, value_type, execution_space>;
+  using pack_type = PackOf<value_type, width>;
+  template <class V>
+  using pack_of = PackOf<typename V::non_const_value_type, width>;
+  template <class... V>
+  static bool aligned(const V&... v) {
+    return (aligned_to<pack_of<V>::bytes>(v) && ...);
+  }
+  /// Element i of x and y in C.
   template <class Index>
-  KOKKOS_FORCEINLINE_FUNCTION static InputPacks load(const XV& x, const YV& y, const Index p) {
-    return {load_pack_readonly<P>(x.data(), p), load_pack_readonly<P>(y.data(), p)};
+  KOKKOS_FORCEINLINE_FUNCTION static value_type x_at(const XV& x, const Index i) {
+    return to_compute<value_type>(at(x, i));
+  }
+  template <class Index>
+  KOKKOS_FORCEINLINE_FUNCTION static value_type y_at(const YV& y, const Index i) {
+    return target_value<value_type>(at(y, i));
+  }
+};
+
+/// The x and y packs of elements [p W, p W + W); `load_readonly` for kernels that write neither.
+template <class XV, class YV>
+struct InputPacks {
+  using types = OpTypes<XV, YV>;
+  typename types::template pack_of<XV> x;
+  typename types::template pack_of<YV> y;
+  using C = typename types::value_type;
+  template <class Index>
+  KOKKOS_FORCEINLINE_FUNCTION static InputPacks load_readonly(const XV& xv, const YV& yv, const Index p) {
+    return {load_pack_readonly<decltype(x)>(xv.data(), p), load_pack_readonly<decltype(y)>(yv.data(), p)};
+  }
+  template <class Index>
+  KOKKOS_FORCEINLINE_FUNCTION static InputPacks load(const XV& xv, const YV& yv, const Index p) {
+    return {load_pack<decltype(x)>(xv.data(), p), load_pack<decltype(y)>(yv.data(), p)};
+  }
+  /// x and y in C, each widened in a loop of its own: the arithmetic then vectorizes at C's full width (hosts), where
+  /// one loop mixing 1- or 2-byte loads with it gets the narrow types' vector size.
+  template <class P>
+  KOKKOS_FORCEINLINE_FUNCTION void widen(P& xc, P& yc) const {
+    for (int k = 0; k < P::width; ++k) xc.v[k] = to_compute<C>(x.v[k]);
+    for (int k = 0; k < P::width; ++k) yc.v[k] = target_value<C>(y.v[k]);
   }
 };
 
 /// Reduce: loss(x_i, y_i), summed.
 template <class XV, class YV>
-struct LossOp {
+struct LossOp : OpTypes<XV, YV> {
+  using types = OpTypes<XV, YV>;
+  using typename types::accum_type;
+  using typename types::pack_type;
+  using typename types::value_type;
   static constexpr OpKind kind = OpKind::Reduce;
   static constexpr KernelLabels labels{"softmargin::loss::range_reduce", "softmargin::loss::team_scratch",
                                        "softmargin::loss::native"};
-  using value_type = typename XV::non_const_value_type;
-  using pack_type = PackFor<value_type, typename XV::execution_space>;
-  using accum_type = accum_t<value_type>;
-  using inputs_type = InputPacks<XV, YV, pack_type>;
+  using inputs_type = InputPacks<XV, YV>;
   static constexpr bool packable = is_flat_v<XV> && is_flat_v<YV>;
   XV x;
   YV y;
 
-  bool aligned() const { return aligned_to<pack_type::bytes>(x, y); }
+  LossOp(const XV& x_, const YV& y_) : x(x_), y(y_) {}
+  bool aligned() const { return types::aligned(x, y); }
   KOKKOS_INLINE_FUNCTION value_type scale() const { return value_type(1); }
   template <class Index>
   KOKKOS_FORCEINLINE_FUNCTION accum_type operator()(const Index i, const value_type) const {
-    return static_cast<accum_type>(loss<value_type>(at(x, i), at(y, i)));
+    return static_cast<accum_type>(loss<value_type>(types::x_at(x, i), types::y_at(y, i)));
   }
   template <class Index>
   KOKKOS_FORCEINLINE_FUNCTION inputs_type load(const Index p) const {
-    return inputs_type::load(x, y, p);
+    return inputs_type::load_readonly(x, y, p);
   }
   /// The losses of a pack, in value_type (LaneSums adds them so that losses near its max do not overflow).
   template <class Index>
   KOKKOS_FORCEINLINE_FUNCTION pack_type apply(const inputs_type& in, const Index, const value_type) const {
-    pack_type l;
-    for (int k = 0; k < pack_type::width; ++k) l.v[k] = loss<value_type>(in.x.v[k], in.y.v[k]);
+    pack_type xc, yc, l;
+    in.widen(xc, yc);
+    for (int k = 0; k < pack_type::width; ++k) l.v[k] = loss<value_type>(xc.v[k], yc.v[k]);
     return l;
   }
 };
 
 /// Map: out_i = loss(x_i, y_i) (reduction none), rounded once to out's value type.
 template <class XV, class YV, class OV>
-struct LossNoneOp {
+struct LossNoneOp : OpTypes<XV, YV> {
+  using types = OpTypes<XV, YV>;
+  using typename types::pack_type;
+  using typename types::value_type;
   static constexpr OpKind kind = OpKind::Map;
   static constexpr KernelLabels labels{"softmargin::loss_none::range_for", "softmargin::loss_none::team_for",
                                        "softmargin::loss_none::native"};
-  using value_type = typename XV::non_const_value_type;
   using out_type = typename OV::non_const_value_type;
-  using pack_type = PackFor<value_type, typename XV::execution_space>;
-  using inputs_type = InputPacks<XV, YV, pack_type>;
-  static constexpr bool packable =
-      is_flat_v<XV> && is_flat_v<YV> && is_flat_v<OV> && std::is_same_v<out_type, value_type>;
+  using inputs_type = InputPacks<XV, YV>;
+  static constexpr bool packable = is_flat_v<XV> && is_flat_v<YV> && is_flat_v<OV>;
   XV x;
   YV y;
   OV out;
 
-  bool aligned() const { return aligned_to<pack_type::bytes>(x, y, out); }
+  LossNoneOp(const XV& x_, const YV& y_, const OV& out_) : x(x_), y(y_), out(out_) {}
+  bool aligned() const { return types::aligned(x, y, out); }
   KOKKOS_INLINE_FUNCTION value_type scale() const { return value_type(1); }
   template <class Index>
   KOKKOS_FORCEINLINE_FUNCTION void operator()(const Index i, const value_type) const {
-    const value_type l = loss<value_type>(at(x, i), at(y, i));
-    at(out, i) = static_cast<out_type>(l);
+    at(out, i) = round_to<out_type>(loss<value_type>(types::x_at(x, i), types::y_at(y, i)));
   }
   /// Plain loads: out may be x or y itself (in place).
   template <class Index>
   KOKKOS_FORCEINLINE_FUNCTION inputs_type load(const Index p) const {
-    return {load_pack<pack_type>(x.data(), p), load_pack<pack_type>(y.data(), p)};
+    return inputs_type::load(x, y, p);
   }
   template <class Index>
   KOKKOS_FORCEINLINE_FUNCTION void apply(const inputs_type& in, const Index p, const value_type) const {
-    pack_type o;
-    for (int k = 0; k < pack_type::width; ++k) o.v[k] = loss<value_type>(in.x.v[k], in.y.v[k]);
+    pack_type xc, yc;
+    in.widen(xc, yc);
+    typename types::template pack_of<OV> o;
+    for (int k = 0; k < pack_type::width; ++k) o.v[k] = round_to<out_type>(loss<value_type>(xc.v[k], yc.v[k]));
     store_pack(out.data(), p, o);
   }
 };
 
-/// Map: grad_i = g_i * dloss/dx(x_i, y_i). g_i is the scalar upstream (sum, mean: UpV of rank 0, wrapped in a
-/// ScalarUpstream) or upstream_i (none: UpV of x's rank).
+/// Map: grad_i = g_i * dloss/dx(x_i, y_i), rounded once to grad's value type. g_i is the scalar upstream (sum, mean:
+/// UpV of rank 0, wrapped in a ScalarUpstream) or upstream_i (none: UpV of x's rank).
 template <class XV, class YV, class GV, class UpV>
-struct GradOp {
+struct GradOp : OpTypes<XV, YV> {
+  using types = OpTypes<XV, YV>;
+  using typename types::pack_type;
+  using typename types::value_type;
   static constexpr OpKind kind = OpKind::Map;
   static constexpr KernelLabels labels{"softmargin::backward::range_for", "softmargin::backward::team_for",
                                        "softmargin::backward::native"};
-  using value_type = typename XV::non_const_value_type;
-  using pack_type = PackFor<value_type, typename XV::execution_space>;
+  using grad_type = typename GV::non_const_value_type;
   static constexpr bool per_element = UpV::rank() != 0;
-  struct inputs_type {
-    pack_type x, y, g;
+  using upstream_pack = std::conditional_t<per_element, typename types::template pack_of<UpV>, int>;
+  struct inputs_type : InputPacks<XV, YV> {
+    upstream_pack g;
   };
   static constexpr bool packable = is_flat_v<XV> && is_flat_v<YV> && is_flat_v<GV> && (!per_element || is_flat_v<UpV>);
+  using upstream_type = std::conditional_t<per_element, UpV, ScalarUpstream<UpV, value_type>>;
   XV x;
   YV y;
   GV grad;
-  std::conditional_t<per_element, UpV, ScalarUpstream<UpV>> upstream;
+  upstream_type upstream;
 
+  GradOp(const XV& x_, const YV& y_, const GV& grad_, const upstream_type& up)
+      : x(x_), y(y_), grad(grad_), upstream(up) {}
   bool aligned() const {
     if constexpr (per_element)
-      return aligned_to<pack_type::bytes>(x, y, grad, upstream);
+      return types::aligned(x, y, grad, upstream);
     else
-      return aligned_to<pack_type::bytes>(x, y, grad);
+      return types::aligned(x, y, grad);
   }
   KOKKOS_INLINE_FUNCTION value_type scale() const {
     if constexpr (per_element)
@@ -149,68 +202,75 @@ struct GradOp {
   }
   template <class Index>
   KOKKOS_FORCEINLINE_FUNCTION void operator()(const Index i, const value_type s) const {
-    const value_type d = dloss_dx<value_type>(at(x, i), at(y, i));
+    const value_type d = dloss_dx<value_type>(types::x_at(x, i), types::y_at(y, i));
     if constexpr (per_element)
-      at(grad, i) = at(upstream, i) * d;
+      at(grad, i) = round_to<grad_type>(to_compute<value_type>(at(upstream, i)) * d);
     else
-      at(grad, i) = s * d;
+      at(grad, i) = round_to<grad_type>(s * d);
   }
   /// Plain loads: grad may be x, y or the upstream itself (in place).
   template <class Index>
   KOKKOS_FORCEINLINE_FUNCTION inputs_type load(const Index p) const {
-    inputs_type in{load_pack<pack_type>(x.data(), p), load_pack<pack_type>(y.data(), p), {}};
-    if constexpr (per_element) in.g = load_pack<pack_type>(upstream.data(), p);
+    inputs_type in{InputPacks<XV, YV>::load(x, y, p), {}};
+    if constexpr (per_element) in.g = load_pack<upstream_pack>(upstream.data(), p);
     return in;
   }
   template <class Index>
   KOKKOS_FORCEINLINE_FUNCTION void apply(const inputs_type& in, const Index p, const value_type s) const {
-    pack_type g;
-    for (int k = 0; k < pack_type::width; ++k)
-      g.v[k] = (per_element ? in.g.v[k] : s) * dloss_dx<value_type>(in.x.v[k], in.y.v[k]);
+    pack_type xc, yc;
+    in.widen(xc, yc);
+    typename types::template pack_of<GV> g;
+    for (int k = 0; k < pack_type::width; ++k) {
+      value_type u = s;
+      if constexpr (per_element) u = to_compute<value_type>(in.g.v[k]);
+      g.v[k] = round_to<grad_type>(u * dloss_dx<value_type>(xc.v[k], yc.v[k]));
+    }
     store_pack(grad.data(), p, g);
   }
 };
 
 /// Fused: grad_i = s * dloss/dx(x_i, y_i), and loss(x_i, y_i) summed, sharing exp(-|z|).
 template <class XV, class YV, class GV, class UV>
-struct LossGradOp {
+struct LossGradOp : OpTypes<XV, YV> {
+  using types = OpTypes<XV, YV>;
+  using typename types::accum_type;
+  using typename types::pack_type;
+  using typename types::value_type;
   static constexpr OpKind kind = OpKind::Fused;
   static constexpr KernelLabels labels{"softmargin::loss_and_grad::range_reduce",
                                        "softmargin::loss_and_grad::team_scratch", "softmargin::loss_and_grad::native"};
-  using value_type = typename XV::non_const_value_type;
-  using pack_type = PackFor<value_type, typename XV::execution_space>;
-  using accum_type = accum_t<value_type>;
-  struct inputs_type {
-    pack_type x, y;
-  };
+  using grad_type = typename GV::non_const_value_type;
+  using inputs_type = InputPacks<XV, YV>;
   static constexpr bool packable = is_flat_v<XV> && is_flat_v<YV> && is_flat_v<GV>;
   XV x;
   YV y;
   GV grad;
-  ScalarUpstream<UV> scalar;
+  ScalarUpstream<UV, value_type> scalar;
 
-  bool aligned() const { return aligned_to<pack_type::bytes>(x, y, grad); }
+  LossGradOp(const XV& x_, const YV& y_, const GV& grad_, const ScalarUpstream<UV, value_type>& up)
+      : x(x_), y(y_), grad(grad_), scalar(up) {}
+  bool aligned() const { return types::aligned(x, y, grad); }
   KOKKOS_INLINE_FUNCTION value_type scale() const { return scalar.get(); }
   template <class Index>
   KOKKOS_FORCEINLINE_FUNCTION accum_type operator()(const Index i, const value_type s) const {
     value_type g;
-    const value_type l = loss_and_dloss_dx<value_type>(at(x, i), at(y, i), g);
-    at(grad, i) = s * g;
+    const value_type l = loss_and_dloss_dx<value_type>(types::x_at(x, i), types::y_at(y, i), g);
+    at(grad, i) = round_to<grad_type>(s * g);
     return static_cast<accum_type>(l);
   }
   /// Plain loads: grad may be x or y itself (in place).
   template <class Index>
   KOKKOS_FORCEINLINE_FUNCTION inputs_type load(const Index p) const {
-    return {load_pack<pack_type>(x.data(), p), load_pack<pack_type>(y.data(), p)};
+    return inputs_type::load(x, y, p);
   }
   /// Stores the gradients of pack p and returns its losses.
   template <class Index>
   KOKKOS_FORCEINLINE_FUNCTION pack_type apply(const inputs_type& in, const Index p, const value_type s) const {
-    pack_type g, l;
-    for (int k = 0; k < pack_type::width; ++k) {
-      l.v[k] = loss_and_dloss_dx<value_type>(in.x.v[k], in.y.v[k], g.v[k]);
-      g.v[k] *= s;
-    }
+    pack_type xc, yc, l, d;
+    in.widen(xc, yc);
+    for (int k = 0; k < pack_type::width; ++k) l.v[k] = loss_and_dloss_dx<value_type>(xc.v[k], yc.v[k], d.v[k]);
+    typename types::template pack_of<GV> g;
+    for (int k = 0; k < pack_type::width; ++k) g.v[k] = round_to<grad_type>(s * d.v[k]);
     store_pack(grad.data(), p, g);
     return l;
   }

@@ -30,8 +30,15 @@ struct alignas(Bytes) Pack {
   T v[width];
 };
 
-template <class T, class Exec>
-using PackFor = Pack<T, is_host_space_v<Exec> ? kHostPackBytes : kDevicePackBytes>;
+/// W elements of T as one pack.
+template <class T, int W>
+using PackOf = Pack<T, static_cast<int>(sizeof(T)) * W>;
+
+/// Elements per pack of an op on x of type X computing in C: hosts fill a vector register of C (whole-vector
+/// arithmetic), devices load 16 bytes of x at a time (8 16-bit values, 4 floats, 2 doubles).
+template <class X, class C, class Exec>
+inline constexpr int pack_width_v = is_host_space_v<Exec> ? kHostPackBytes / static_cast<int>(sizeof(C))
+                                                          : kDevicePackBytes / static_cast<int>(sizeof(X));
 
 /// d[0] + ... + d[W-1] by halving (d[k] += d[k + W/2], W a power of two), one level per instantiation so that every
 /// loop has a constant trip count: compilers unroll it into whole-vector adds.
@@ -47,14 +54,15 @@ KOKKOS_FORCEINLINE_FUNCTION A halving_sum(A* d) {
 }
 
 /// Running sum of packs in A (the accumulation type, wider than the packs' T).
-///  - Wide (host) packs: one sum per lane (whole-vector converts and adds), added up pairwise at the end.
-///  - Narrow (device) packs: each pack's values are added pairwise in T and the pack sum converted once (on GPUs a
-///    conversion to double costs the issue slots of 8 float operations). Where a pack sum is not finite in T (losses
-///    near T's max, inf, NaN) the values are added in A instead, so nothing overflows that the A sum would not.
-template <class A, class P>
+///  - Wide packs (hosts, Narrow false): one sum per lane (whole-vector converts and adds), added up pairwise at the
+///    end.
+///  - Narrow packs (devices, Narrow true): each pack's values are added pairwise in T and the pack sum converted once
+///    (on GPUs a conversion to double costs the issue slots of 8 float operations). Where a pack sum is not finite in T
+///    (losses near T's max, inf, NaN) the values are added in A instead, so nothing overflows that the A sum would not.
+template <class A, class P, bool Narrow>
 struct LaneSums {
   using T = typename P::value_type;
-  static constexpr bool narrow = P::bytes <= kDevicePackBytes && !std::is_same_v<A, T>;
+  static constexpr bool narrow = Narrow && !std::is_same_v<A, T>;
   A v[narrow ? 1 : P::width] = {};
 
   /// Adds K packs. The narrow kind tests the K pack sums for finiteness once: a branch per pack keeps the GPU
@@ -108,6 +116,12 @@ KOKKOS_FORCEINLINE_FUNCTION P load_pack_readonly(const T* p, const Index i) {
   } else if constexpr (P::bytes == 16 && std::is_same_v<T, double>) {
     const double2 v = __ldg(reinterpret_cast<const double2*>(p) + i);
     return P{{v.x, v.y}};
+  } else if constexpr (P::bytes == 16) {  // 16-bit and 8-bit values: the bits as one vector load
+    return Kokkos::bit_cast<P>(__ldg(reinterpret_cast<const uint4*>(p) + i));
+  } else if constexpr (P::bytes == 8) {
+    return Kokkos::bit_cast<P>(__ldg(reinterpret_cast<const uint2*>(p) + i));
+  } else if constexpr (P::bytes == 4) {
+    return Kokkos::bit_cast<P>(__ldg(reinterpret_cast<const unsigned*>(p) + i));
   }
 #endif
   return load_pack<P>(p, i);
@@ -180,7 +194,8 @@ KOKKOS_FORCEINLINE_FUNCTION share_result_t<Op> for_share(const Op& op, const Ind
       constexpr Index W = P::width;
       const Index packs = n / W;
       const Share<Index> s = share_of(packs);
-      [[maybe_unused]] std::conditional_t<reduces, LaneSums<A, P>, int> lanes{};
+      constexpr bool narrow = !is_host_space_v<typename Op::execution_space>;
+      [[maybe_unused]] std::conditional_t<reduces, LaneSums<A, P, narrow>, int> lanes{};
       Index p = s.begin;
       if constexpr (Unroll > 1) {
         for (; p + (Unroll - 1) * s.step < s.end; p += Unroll * s.step) {

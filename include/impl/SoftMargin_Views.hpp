@@ -9,6 +9,8 @@
 #include <type_traits>
 #include <utility>
 
+#include "SoftMargin_Values.hpp"
+
 namespace softmargin::Impl {
 
 template <class DataType, int Rank>
@@ -98,15 +100,26 @@ unsigned memory_orders(const View& v) {
 // Canonical views of a call: flat (rank 1, memory order) when every view of the call maps logical element i to
 // data()[i] in one common order, else strided views of the original rank.
 
-template <class Exec, bool Flat, class T, class V>
+/// The canonical view of v on Exec, of v's value type as the kernels store it (storage_t): const for an input
+/// (Input true), as v has it for an output.
+template <class Exec, bool Flat, bool Input, class V>
 auto canonical(const V& v) {
   using Mem = typename V::memory_space;
-  if constexpr (V::rank() == 0)
-    return ScalarView<T, Exec, Mem>(v.data());
-  else if constexpr (Flat)
-    return FlatView<T, Exec, Mem>(v.data(), v.size());
-  else
-    return StridedView<T, static_cast<int>(V::rank()), Exec, Mem>(v);
+  using S = storage_t<typename V::value_type>;
+  using T = std::conditional_t<Input, const S, S>;
+  T* data = reinterpret_cast<T*>(v.data());
+  if constexpr (V::rank() == 0) {
+    return ScalarView<T, Exec, Mem>(data);
+  } else if constexpr (Flat) {
+    return FlatView<T, Exec, Mem>(data, v.size());
+  } else {
+    Kokkos::LayoutStride layout;
+    for (int d = 0; d < static_cast<int>(V::rank()); ++d) {
+      layout.dimension[d] = v.extent(d);
+      layout.stride[d] = v.stride(d);
+    }
+    return StridedView<T, static_cast<int>(V::rank()), Exec, Mem>(data, layout);
+  }
 }
 
 template <class... Views>

@@ -17,4 +17,13 @@ void call() {
   Kokkos::View<double**> out2d("out2d", 4, 8);
   softmargin::loss(space, x, y, outd);
   softmargin::loss(space, x2, y2, out2d, softmargin::Reduction::None);
+  // 16-bit x with compact targets, outputs of the caller's type.
+  Kokkos::View<softmargin::bf16*> xb("xb", 8), gb("gb", 8);
+  Kokkos::View<std::int8_t*> y8("y8", 8);
+  Kokkos::View<bool*> yb("yb", 8);
+  softmargin::loss(space, xb, y8, out);
+  softmargin::loss(space, xb, yb, gb, softmargin::Reduction::None);
+  softmargin::backward(space, xb, y8, 1.0f, gb);
+  softmargin::backward(space, xb, yb, 1.0f, grad_x);
+  softmargin::loss_and_grad(space, xb, y8, out, gb);
 }
