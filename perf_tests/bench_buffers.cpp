@@ -144,6 +144,7 @@ const Buffers& buffers(const Shape& shape, int copies) {
 void release_buffers() { current().reset(); }
 
 double check_error(const Variant& v, const Buffers& b) {
+  if (v.check == Check::Own) return v.own_check(v, b);
   const float nan = std::numeric_limits<float>::quiet_NaN();
   const double n = static_cast<double>(b.shape.size());
   // Outputs start as NaN (zero for the axpy), so that a call that writes nothing fails.
@@ -171,6 +172,8 @@ double check_error(const Variant& v, const Buffers& b) {
       return std::abs(result_of(b) - b.dot) / b.abs_dot;
     case Check::Axpy:
       return elementwise_error(b, b.grad[0], XWant{});
+    case Check::Own:
+      break;
   }
   return std::numeric_limits<double>::quiet_NaN();
 }

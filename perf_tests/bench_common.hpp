@@ -6,6 +6,8 @@
 #include <SoftMargin.hpp>
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -54,6 +56,8 @@ struct Buffers {
   Kokkos::View<float, Mem> result;  ///< a reduced loss, or a peer's dot
   double sum = 0;                   ///< of the losses
   double grad_sum = 0, dot = 0, abs_dot = 0, abs_x = 0;
+  /// Inputs other variants derive from these (16-bit copies, ...), made on first use and freed with the buffers.
+  mutable std::map<std::string, std::shared_ptr<void>> derived;
 };
 /// The buffers of `shape` with at least `copies` sets of them; one set of buffers lives at a time.
 const Buffers& buffers(const Shape& shape, int copies);
@@ -68,7 +72,8 @@ enum class Check {
   Grad,    ///< grad vs every fp64 gradient of the mean (grad_loss 1)
   Fused,   ///< Mean and Grad
   Dot,     ///< result vs x . y, relative to sum |x y|
-  Axpy     ///< grad (zeroed first) vs x
+  Axpy,    ///< grad (zeroed first) vs x
+  Own      ///< the variant's own_check (inputs of their own, e.g. 16-bit)
 };
 /// The peer moving the same compulsory bytes: a dot (x, y read: 8 bytes per element), an axpy (12: x, y read, one
 /// full-size output written).
@@ -82,6 +87,8 @@ struct Variant {
   int bytes_per_element;  ///< compulsory traffic (0: calibration, no size)
   PeerKind peer;
   double tol = 1e-5;
+  /// Check::Own: calls the variant on copy 0 and returns its relative error.
+  std::function<double(const Variant&, const Buffers&)> own_check = nullptr;
 };
 void add_variant(Variant v);
 const std::vector<Variant>& variants();
@@ -96,6 +103,7 @@ void add_host_variants();
 void add_launch_variants();
 void add_cuda_variants();
 void add_kokkosblas_variants();
+void add_half_variants();
 
 /// Relative error of v's first call on copy 0 (Check of v), run before it is timed.
 double check_error(const Variant& v, const Buffers& b);

@@ -1,6 +1,7 @@
 // White-box tests of softmargin::Impl, compiled once per backend: the polynomial log1p's accuracy and the native
 // reduce's workspace between calls. The public API's suites are in TestForward, TestBackward, TestInputs and
 // TestRobustness.
+#include <cstdint>
 #include <vector>
 
 #include "TestUtils.hpp"
@@ -52,6 +53,62 @@ TEST(TEST_CATEGORY, native_calls_of_changing_grids_leave_the_ticket_at_zero) {
   unsigned ticket = 1;
   Kokkos::deep_copy(ticket, ws->ticket);
   EXPECT_EQ(ticket, 0u);
+}
+
+/// The fast form of the loss and its gradient (Impl::loss_fast, loss_and_dloss_dx_fast: the hardware's exp2 and a
+/// degree-7 polynomial on CUDA devices, the accurate form elsewhere) for every finite bf16 x and y in {-1, 1, 3, -7},
+/// in float ulps of the fp64 values; NaN and inf as the accurate form gives them.
+TEST(TEST_CATEGORY, fast_loss_accuracy_for_every_bf16_input) {
+  constexpr int kTargets = 4;
+  double worst_loss = 0, worst_grad = 0;
+  Kokkos::parallel_reduce(
+      "fast_loss_accuracy", Kokkos::RangePolicy<WExec>(0, 65536 * kTargets),
+      KOKKOS_LAMBDA(const int i, double& wl, double& wg) {
+        const float x = Kokkos::bit_cast<float>(static_cast<std::uint32_t>(i & 0xffff) << 16);
+        const int t = i >> 16;
+        const float y = t == 0 ? -1.0f : t == 1 ? 1.0f : t == 2 ? 3.0f : -7.0f;
+        if (!Kokkos::isfinite(x)) return;
+        float g = 0;
+        const float l = Impl::loss_fast(x, y);
+        const float l2 = Impl::loss_and_dloss_dx_fast(x, y, g);
+        const double z = -static_cast<double>(y) * x;
+        const double ref_l = (z > 0 ? z : 0.0) + Kokkos::log1p(Kokkos::exp(-Kokkos::abs(z)));
+        const double ref_g = -static_cast<double>(y) / (1.0 + Kokkos::exp(-z));
+        const auto ulps = [](const float got, const double ref) {
+          const float r = static_cast<float>(ref);
+          const float up = Kokkos::nextafter(Kokkos::abs(r), Kokkos::Experimental::infinity<float>::value);
+          return Kokkos::abs(static_cast<double>(got) - ref) / static_cast<double>(up - Kokkos::abs(r));
+        };
+        wl = Kokkos::max(wl, Kokkos::max(ulps(l, ref_l), ulps(l2, ref_l)));
+        wg = Kokkos::max(wg, ulps(g, ref_g));
+      },
+      Kokkos::Max<double>(worst_loss), Kokkos::Max<double>(worst_grad));
+  EXPECT_LE(worst_loss, 8.0);
+  EXPECT_LE(worst_grad, 8.0);
+  // NaN, inf and the largest margins, on the device.
+  Kokkos::View<float[8], WMem> out("out");
+  Kokkos::parallel_for(
+      "fast_loss_specials", Kokkos::RangePolicy<WExec>(0, 1), KOKKOS_LAMBDA(int) {
+        const float inf = Kokkos::Experimental::infinity<float>::value;
+        const float nan = Kokkos::Experimental::quiet_NaN<float>::value;
+        float g = 0;
+        out(0) = Impl::loss_fast(nan, 1.0f);
+        out(1) = Impl::loss_fast(inf, -1.0f);  // z = +inf
+        out(2) = Impl::loss_fast(inf, 1.0f);   // z = -inf
+        out(3) = Impl::loss_and_dloss_dx_fast(-3.0e38f, 1.0f, g);
+        out(4) = g;
+        out(5) = Impl::loss_and_dloss_dx_fast(nan, 1.0f, g);
+        out(6) = g;
+        out(7) = Impl::loss_fast(-100.0f, -1.0f);  // e^-100, a subnormal float
+      });
+  const auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), out);
+  EXPECT_TRUE(std::isnan(h(0)));
+  EXPECT_EQ(h(1), std::numeric_limits<float>::infinity());
+  EXPECT_EQ(h(2), 0.0f);
+  EXPECT_EQ(h(3), 3.0e38f);
+  EXPECT_EQ(h(4), -1.0f);
+  EXPECT_TRUE(std::isnan(h(5)) && std::isnan(h(6)));
+  EXPECT_NEAR(h(7), std::exp(-100.0), 0.05 * std::exp(-100.0));
 }
 
 }  // namespace softmargin::test
