@@ -154,16 +154,17 @@ struct Data2 {
     else
       view = parent;
   }
-  /// Values in row-major logical order.
+  /// Values in row-major logical order, copied through the contiguous parent (a strided View cannot be deep-copied
+  /// between memory spaces).
   void upload(const std::vector<T>& values) {
-    auto host = Kokkos::create_mirror_view(view);
-    for (std::size_t i = 0; i < values.size(); ++i) host(i / cols, i % cols) = values[i];
-    Kokkos::deep_copy(view, host);
+    auto host = Kokkos::create_mirror_view(parent);
+    for (std::size_t i = 0; i < values.size(); ++i) host(i / cols, (strided ? 2 : 1) * (i % cols)) = values[i];
+    Kokkos::deep_copy(parent, host);
   }
   std::vector<T> download() const {
-    auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), view);
+    auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), parent);
     std::vector<T> out(rows * cols);
-    for (std::size_t i = 0; i < out.size(); ++i) out[i] = host(i / cols, i % cols);
+    for (std::size_t i = 0; i < out.size(); ++i) out[i] = host(i / cols, (strided ? 2 : 1) * (i % cols));
     return out;
   }
 };

@@ -47,6 +47,10 @@ struct OpTypes {
   using value_type = compute_t<x_type>;
   using accum_type = accum_t<value_type>;
   static constexpr int width = pack_width_v<x_type, value_type, execution_space>;
+  /// Whether the loss may take its fast form (Impl::loss_fast): 16-bit x, whose passes read 3 or 4 bytes an element
+  /// and would otherwise be bound by the accurate form's arithmetic on GPUs; used where the float losses are reduced
+  /// or rounded to 16 bits.
+  static constexpr bool fast_x = sizeof(x_type) == 2;
   using pack_type = PackOf<value_type, width>;
   template <class V>
   using pack_of = PackOf<typename V::non_const_value_type, width>;
@@ -101,6 +105,13 @@ struct LossOp : OpTypes<XV, YV> {
                                        "softmargin::loss::native"};
   using inputs_type = InputPacks<XV, YV>;
   static constexpr bool packable = is_flat_v<XV> && is_flat_v<YV>;
+  /// The loss of one element: the fast form for 16-bit x (its sum is what the pass returns).
+  KOKKOS_FORCEINLINE_FUNCTION static value_type loss_of(const value_type xv, const value_type yv) {
+    if constexpr (types::fast_x)
+      return loss_fast(xv, yv);
+    else
+      return loss(xv, yv);
+  }
   XV x;
   YV y;
 
@@ -109,7 +120,7 @@ struct LossOp : OpTypes<XV, YV> {
   KOKKOS_INLINE_FUNCTION value_type scale() const { return value_type(1); }
   template <class Index>
   KOKKOS_FORCEINLINE_FUNCTION accum_type operator()(const Index i, const value_type) const {
-    return static_cast<accum_type>(loss<value_type>(types::x_at(x, i), types::y_at(y, i)));
+    return static_cast<accum_type>(loss_of(types::x_at(x, i), types::y_at(y, i)));
   }
   template <class Index>
   KOKKOS_FORCEINLINE_FUNCTION inputs_type load(const Index p) const {
@@ -120,7 +131,7 @@ struct LossOp : OpTypes<XV, YV> {
   KOKKOS_FORCEINLINE_FUNCTION pack_type apply(const inputs_type& in, const Index, const value_type) const {
     pack_type xc, yc, l;
     in.widen(xc, yc);
-    for (int k = 0; k < pack_type::width; ++k) l.v[k] = loss<value_type>(xc.v[k], yc.v[k]);
+    for (int k = 0; k < pack_type::width; ++k) l.v[k] = loss_of(xc.v[k], yc.v[k]);
     return l;
   }
 };
@@ -137,6 +148,13 @@ struct LossNoneOp : OpTypes<XV, YV> {
   using out_type = typename OV::non_const_value_type;
   using inputs_type = InputPacks<XV, YV>;
   static constexpr bool packable = is_flat_v<XV> && is_flat_v<YV> && is_flat_v<OV>;
+  /// The loss of one element: the fast form for 16-bit x into a 16-bit output (rounded to 8 or 11 bits).
+  KOKKOS_FORCEINLINE_FUNCTION static value_type loss_of(const value_type xv, const value_type yv) {
+    if constexpr (types::fast_x && sizeof(out_type) == 2)
+      return loss_fast(xv, yv);
+    else
+      return loss(xv, yv);
+  }
   XV x;
   YV y;
   OV out;
@@ -146,7 +164,7 @@ struct LossNoneOp : OpTypes<XV, YV> {
   KOKKOS_INLINE_FUNCTION value_type scale() const { return value_type(1); }
   template <class Index>
   KOKKOS_FORCEINLINE_FUNCTION void operator()(const Index i, const value_type) const {
-    at(out, i) = round_to<out_type>(loss<value_type>(types::x_at(x, i), types::y_at(y, i)));
+    at(out, i) = round_to<out_type>(loss_of(types::x_at(x, i), types::y_at(y, i)));
   }
   /// Plain loads: out may be x or y itself (in place).
   template <class Index>
@@ -158,7 +176,7 @@ struct LossNoneOp : OpTypes<XV, YV> {
     pack_type xc, yc;
     in.widen(xc, yc);
     typename types::template pack_of<OV> o;
-    for (int k = 0; k < pack_type::width; ++k) o.v[k] = round_to<out_type>(loss<value_type>(xc.v[k], yc.v[k]));
+    for (int k = 0; k < pack_type::width; ++k) o.v[k] = round_to<out_type>(loss_of(xc.v[k], yc.v[k]));
     store_pack(out.data(), p, o);
   }
 };
@@ -242,6 +260,14 @@ struct LossGradOp : OpTypes<XV, YV> {
   using grad_type = typename GV::non_const_value_type;
   using inputs_type = InputPacks<XV, YV>;
   static constexpr bool packable = is_flat_v<XV> && is_flat_v<YV> && is_flat_v<GV>;
+  /// Loss and gradient of one element: the fast form for 16-bit x with a 16-bit gradient (the loss is summed).
+  KOKKOS_FORCEINLINE_FUNCTION static value_type loss_and_grad_of(const value_type xv, const value_type yv,
+                                                                 value_type& g) {
+    if constexpr (types::fast_x && sizeof(grad_type) == 2)
+      return loss_and_dloss_dx_fast(xv, yv, g);
+    else
+      return loss_and_dloss_dx(xv, yv, g);
+  }
   XV x;
   YV y;
   GV grad;
@@ -254,7 +280,7 @@ struct LossGradOp : OpTypes<XV, YV> {
   template <class Index>
   KOKKOS_FORCEINLINE_FUNCTION accum_type operator()(const Index i, const value_type s) const {
     value_type g;
-    const value_type l = loss_and_dloss_dx<value_type>(types::x_at(x, i), types::y_at(y, i), g);
+    const value_type l = loss_and_grad_of(types::x_at(x, i), types::y_at(y, i), g);
     at(grad, i) = round_to<grad_type>(s * g);
     return static_cast<accum_type>(l);
   }
@@ -268,7 +294,7 @@ struct LossGradOp : OpTypes<XV, YV> {
   KOKKOS_FORCEINLINE_FUNCTION pack_type apply(const inputs_type& in, const Index p, const value_type s) const {
     pack_type xc, yc, l, d;
     in.widen(xc, yc);
-    for (int k = 0; k < pack_type::width; ++k) l.v[k] = loss_and_dloss_dx<value_type>(xc.v[k], yc.v[k], d.v[k]);
+    for (int k = 0; k < pack_type::width; ++k) l.v[k] = loss_and_grad_of(xc.v[k], yc.v[k], d.v[k]);
     typename types::template pack_of<GV> g;
     for (int k = 0; k < pack_type::width; ++k) g.v[k] = round_to<grad_type>(s * d.v[k]);
     store_pack(grad.data(), p, g);
