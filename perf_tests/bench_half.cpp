@@ -17,6 +17,15 @@ template <class T>
 using Rows = Kokkos::View<T**, Kokkos::LayoutRight, Mem, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
 using Range = Kokkos::RangePolicy<Exec, Kokkos::IndexType<Index>>;
 
+/// A target of type Y from the fp32 buffers' +-1.
+template <class Y>
+KOKKOS_INLINE_FUNCTION Y to_target(const float v) {
+  if constexpr (std::is_same_v<Y, std::int8_t>)
+    return static_cast<std::int8_t>(v);
+  else
+    return Y(v);
+}
+
 template <class T>
 KOKKOS_INLINE_FUNCTION double value(const T v) {
   return static_cast<double>(static_cast<float>(v));
@@ -54,10 +63,7 @@ const Inputs16<X, Y>& inputs16(const Buffers& b) {
     Kokkos::parallel_for(
         "bench::round_to_16", Range(space(), 0, n), KOKKOS_LAMBDA(Index i) {
           xs(at + i) = X(xk(i));
-          if constexpr (std::is_same_v<Y, std::int8_t>)
-            ys(at + i) = static_cast<std::int8_t>(yk(i));
-          else
-            ys(at + i) = Y(yk(i));
+          ys(at + i) = to_target<Y>(yk(i));
         });
     d->x.emplace_back(d->xs.data() + at, b.shape.rows, b.shape.cols);
     d->y.emplace_back(d->ys.data() + at, b.shape.rows, b.shape.cols);
