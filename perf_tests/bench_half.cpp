@@ -58,7 +58,8 @@ const Inputs16<X, Y>& inputs16(const Buffers& b) {
   d->gs = Kokkos::View<X*, Mem>(Kokkos::view_alloc(space(), "grad16"), total);
   for (int k = 0; k < b.copies; ++k) {
     const Vector xk = flat(b.x[k]), yk = flat(b.y[k]);
-    const auto xs = d->xs, ys = d->ys;
+    const auto xs = d->xs;
+    const auto ys = d->ys;
     const Index at = k * n;
     Kokkos::parallel_for(
         "bench::round_to_16", Range(space(), 0, n), KOKKOS_LAMBDA(Index i) {
