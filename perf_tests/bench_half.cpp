@@ -126,7 +126,10 @@ void add(const std::string& name, const int input_bytes) {
                  const auto& d = inputs16<X, Y>(b);
                  softmargin::loss(space(), d.x[k], d.y[k], d.result, Reduction::Mean, Algorithm::Auto);
                },
-               Check::Own, input_bytes, PeerKind::Dot, 1e-6};
+               Check::Own,
+               input_bytes,
+               PeerKind::Dot,
+               1e-6};
   mean.own_check = [](const Variant& v, const Buffers& b) {
     Kokkos::deep_copy(space(), inputs16<X, Y>(b).result, std::numeric_limits<float>::quiet_NaN());
     v.call(b, 0);
@@ -137,10 +140,13 @@ void add(const std::string& name, const int input_bytes) {
   Variant fused{"half/" + name + "/fused",
                 [grad_loss](const Buffers& b, int k) {
                   const auto& d = inputs16<X, Y>(b);
-                  softmargin::loss_and_grad(space(), d.x[k], d.y[k], d.result, d.grad[k], Reduction::Mean,
-                                            grad_loss(b), Algorithm::Auto);
+                  softmargin::loss_and_grad(space(), d.x[k], d.y[k], d.result, d.grad[k], Reduction::Mean, grad_loss(b),
+                                            Algorithm::Auto);
                 },
-                Check::Own, input_bytes + 2, PeerKind::Axpy, is_fp16 ? 0x1.0p-11 : 0x1.0p-8};
+                Check::Own,
+                input_bytes + 2,
+                PeerKind::Axpy,
+                is_fp16 ? 0x1.0p-11 : 0x1.0p-8};
   fused.own_check = [grad_loss](const Variant& v, const Buffers& b) {
     const auto& d = inputs16<X, Y>(b);
     Kokkos::deep_copy(space(), d.gs, X(std::numeric_limits<float>::quiet_NaN()));
