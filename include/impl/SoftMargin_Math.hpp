@@ -83,13 +83,13 @@ KOKKOS_FORCEINLINE_FUNCTION T log1p_unit(const T e) {
 /// ulps of fp64 for every bf16 x and y in {-1, 1, 3, -7}; NaN in gives NaN, inf gives inf or 0. Elsewhere: the
 /// accurate form.
 struct FastLoss {
-  static constexpr float log2e = 1.44269504088896341f, ln2 = 0.693147180559945309f;
+  static constexpr float log2e = 1.44269504088896341f, log2e_lo = 1.925963033500011e-08f, ln2 = 0.693147180559945309f;
 #if defined(__CUDA_ARCH__)
-  /// e = exp(-|z|), |z| clamped to 128 (e = 0 there in float; a NaN z is carried by the caller's max).
+  /// e = exp(-|z|), |z| clamped to 128 (e = 0 there in float); a NaN z gives NaN.
   __device__ static float exp_neg_abs(const float z) {
-    const float a = fminf(fabsf(z), 128.0f);
+    const float a = min_nan(fabsf(z), 128.0f);
     const float t = -a * log2e;
-    const float q_err = fmaf(a, log2e, t);  // -(the rounding error of t)
+    const float q_err = fmaf(a, log2e_lo, fmaf(a, log2e, t));  // t - (-|z| log2(e)), log2(e) = log2e + log2e_lo
     float e0;
     asm("ex2.approx.f32 %0, %1;" : "=f"(e0) : "f"(t));
     return fmaf(e0, q_err * -ln2, e0);
@@ -104,6 +104,12 @@ struct FastLoss {
     p = fmaf(p, e, -4.999717474e-01f);
     p = fmaf(p, e, 9.999997616e-01f);
     return p * e;
+  }
+  /// min(a, b) that keeps a NaN (min.NaN).
+  __device__ static float min_nan(const float a, const float b) {
+    float r;
+    asm("min.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+    return r;
   }
   /// max(z, 0) that keeps a NaN z (max.NaN).
   __device__ static float pos(const float z) {
