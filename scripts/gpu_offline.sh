@@ -26,7 +26,9 @@
 #   --huge             the opt-in N = 2^31 + 5 test (SOFTMARGIN_TEST_HUGE=1, about 18 GB of device memory)
 #   --sanitize         compute-sanitizer memcheck, racecheck and synccheck over each CUDA test executable, the three
 #                      tools at once, each within $SANITIZE_TIMEOUT seconds (default 1800)
-# Other settings: PRESET (default cuda; e.g. openmp for a dry run on a host), JOBS (default: all cores).
+# Other settings: PRESET (default cuda; e.g. openmp for a dry run on a host), JOBS (default: all cores), CMAKE_ARGS
+# (further configure options, e.g. "-DSOFTMARGIN_ENABLE_TORCH=OFF -DSOFTMARGIN_ENABLE_EXAMPLES=OFF" for a quicker
+# cold build).
 # Prints a summary line per step, writes it to summary.txt, and exits non-zero when any step fails.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
@@ -88,6 +90,7 @@ if [ "$bench_only" = 1 ]; then
   config+=(-DSOFTMARGIN_ENABLE_TESTS=OFF -DSOFTMARGIN_ENABLE_EXAMPLES=OFF -DSOFTMARGIN_ENABLE_TORCH=OFF)
   targets=(--target softmargin_bench)
 fi
+[ -n "${CMAKE_ARGS:-}" ] && read -r -a extra <<< "$CMAKE_ARGS" && config+=("${extra[@]}")
 t0=$SECONDS
 if ! cmake --preset "$preset" "${config[@]}" > "$out/configure.log" 2>&1; then
   tail -40 "$out/configure.log"
