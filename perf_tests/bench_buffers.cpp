@@ -115,6 +115,8 @@ const Buffers& buffers(const Shape& shape, int copies) {
   if (b && b->shape.rows == shape.rows && b->shape.cols == shape.cols && b->copies >= copies) return *b;
   b.reset();  // the old set is freed before the new one is allocated
   b = std::make_unique<Buffers>();
+  static std::uint64_t made = 0;
+  b->id = ++made;
   b->shape = shape;
   b->copies = copies;
   const Index n = shape.size();

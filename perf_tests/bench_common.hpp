@@ -56,6 +56,7 @@ struct Buffers {
   Kokkos::View<float, Mem> result;  ///< a reduced loss, or a peer's dot
   double sum = 0;                   ///< of the losses
   double grad_sum = 0, dot = 0, abs_dot = 0, abs_x = 0;
+  std::uint64_t id = 0;  ///< distinct for every set of buffers the program makes
   /// Inputs other variants derive from these (16-bit copies, ...), made on first use and freed with the buffers.
   mutable std::map<std::string, std::shared_ptr<void>> derived;
 };

@@ -47,10 +47,18 @@ struct Inputs16 {
   double sum = 0;
 };
 
+/// The 16-bit inputs of b; after the first call on b, a comparison (the timed calls look them up every time).
 template <class X, class Y>
 const Inputs16<X, Y>& inputs16(const Buffers& b) {
+  static std::uint64_t cached_id = 0;
+  static const Inputs16<X, Y>* cached = nullptr;
+  if (b.id == cached_id) return *cached;
   auto& slot = b.derived[typeid(Inputs16<X, Y>).name()];
-  if (slot) return *static_cast<const Inputs16<X, Y>*>(slot.get());
+  if (slot) {
+    cached_id = b.id;
+    cached = static_cast<const Inputs16<X, Y>*>(slot.get());
+    return *cached;
+  }
   auto d = std::make_shared<Inputs16<X, Y>>();
   const Index n = b.shape.size(), total = n * b.copies;
   d->xs = Kokkos::View<X*, Mem>(Kokkos::view_alloc(space(), Kokkos::WithoutInitializing, "x16"), total);
@@ -81,6 +89,8 @@ const Inputs16<X, Y>& inputs16(const Buffers& b) {
       d->sum);
   space().fence();
   slot = d;
+  cached_id = b.id;
+  cached = d.get();
   return *d;
 }
 
