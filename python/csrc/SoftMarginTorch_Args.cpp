@@ -31,8 +31,8 @@ LossArgs check_args(const char* op, const at::Tensor& input, const at::Tensor& t
   TORCH_CHECK(target.layout() == c10::kStrided, op, ": target must be a strided (dense) tensor, but it has layout ",
               target.layout());
   const auto dtype = input.scalar_type();
-  TORCH_CHECK(dtype == at::kFloat || dtype == at::kDouble, op, ": input has dtype ", dtype,
-              "; SoftMargin computes float32 and float64 inputs");
+  TORCH_CHECK(dtype == at::kFloat || dtype == at::kDouble || dtype == at::kBFloat16 || dtype == at::kHalf, op,
+              ": input has dtype ", dtype, "; SoftMargin computes float32, float64, bfloat16 and float16 inputs");
   // PyTorch computes the loss in the input's dtype (in place on a copy of it): any real target is converted.
   TORCH_CHECK(!at::isComplexType(target.scalar_type()), "result type ", target.scalar_type(),
               " can't be cast to the desired output type ", dtype);

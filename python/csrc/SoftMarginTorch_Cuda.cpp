@@ -8,6 +8,7 @@
 // captured as usual. Outside captures a call costs one capture-status query more.
 #include <ATen/ATen.h>
 #include <ATen/EmptyTensor.h>
+#include <ATen/OpMathType.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
@@ -148,15 +149,17 @@ std::tuple<at::Tensor, at::Tensor> loss_and_grad_cuda(const at::Tensor& input, c
   return Kernels<Kokkos::Cuda>::loss_and_grad(s.space(), args);
 }
 
-/// grad[i] *= *g for every element, unless *g == 1: then every thread returns after one load of g (the backward of
-/// loss.backward(), whose upstream gradient is the engine's 1, costs a launch and no memory traffic).
+/// grad[i] *= *g for every element (16-bit types multiplied in float), unless *g == 1: then every thread returns
+/// after one load of g (the backward of loss.backward(), whose upstream gradient is the engine's 1, costs a launch and
+/// no memory traffic).
 template <class T>
 __global__ void scale_unless_one_kernel(T* grad, const T* g, const std::int64_t n) {
-  const T s = *g;
-  if (s == T(1)) return;
+  using Compute = at::opmath_type<T>;
+  const Compute s = static_cast<Compute>(*g);
+  if (s == Compute(1)) return;
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
-    grad[i] *= s;
+    grad[i] = static_cast<T>(static_cast<Compute>(grad[i]) * s);
 }
 
 /// Multiprocessors of a device (queried once per device).
@@ -189,7 +192,7 @@ void scale_unless_one_cuda(at::Tensor& grad, const at::Tensor& g) {
   constexpr int kBlock = 256;
   const std::int64_t blocks = std::min<std::int64_t>((n + kBlock - 1) / kBlock, 4 * multiprocessors(grad.get_device()));
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream(grad.get_device()).stream();
-  AT_DISPATCH_FLOATING_TYPES(grad.scalar_type(), "softmargin::scale_unless_one", [&] {
+  SOFTMARGIN_DISPATCH_TYPES(grad.scalar_type(), "softmargin::scale_unless_one", [&] {
     scale_unless_one_kernel<scalar_t>
         <<<static_cast<unsigned>(blocks), kBlock, 0, stream>>>(grad.data_ptr<scalar_t>(), g.data_ptr<scalar_t>(), n);
   });

@@ -20,6 +20,10 @@
 #include "SoftMarginTorch_Args.hpp"
 #include "SoftMarginTorch_Layout.hpp"
 
+/// The dtypes the operators compute: float32, float64, bfloat16 and float16.
+#define SOFTMARGIN_DISPATCH_TYPES(TYPE, NAME, ...) \
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kBFloat16, at::kHalf, TYPE, NAME, __VA_ARGS__)
+
 namespace softmargin::torch_ops {
 
 #if defined(SOFTMARGIN_TORCH_CUDA)
@@ -63,7 +67,7 @@ struct Kernels {
     if (r == softmargin::Reduction::None) {
       at::Tensor out = empty_like(a.x);
       if (a.x.numel() == 0) return out;
-      AT_DISPATCH_FLOATING_TYPES(a.x.scalar_type(), "softmargin::loss", [&] {
+      SOFTMARGIN_DISPATCH_TYPES(a.x.scalar_type(), "softmargin::loss", [&] {
         with_views<scalar_t, device>(std::array<at::Tensor, 1>{out}, std::array<at::Tensor, 2>{a.x, a.y},
                                      [&](auto o, auto x, auto y) { softmargin::loss(space, x, y, o, r); });
       });
@@ -72,8 +76,8 @@ struct Kernels {
     }
     if (a.x.numel() == 0) return empty_reduction(a.x, r);
     at::Tensor out = empty({}, a.x);
-    AT_DISPATCH_FLOATING_TYPES(a.x.scalar_type(), "softmargin::loss", [&] {
-      const Scalar<scalar_t> o(out.data_ptr<scalar_t>());
+    SOFTMARGIN_DISPATCH_TYPES(a.x.scalar_type(), "softmargin::loss", [&] {
+      const Scalar<lib_value_t<scalar_t>> o(lib_data<scalar_t>(out));
       with_views<scalar_t, device>(std::array<at::Tensor, 0>{}, std::array<at::Tensor, 2>{a.x, a.y},
                                    [&](auto x, auto y) { softmargin::loss(space, x, y, o, r); });
     });
@@ -87,13 +91,13 @@ struct Kernels {
     at::Tensor grad = empty_like(a.x);
     if (a.x.numel() == 0) return grad;
     const auto r = a.reduction;
-    AT_DISPATCH_FLOATING_TYPES(a.x.scalar_type(), "softmargin::backward", [&] {
+    SOFTMARGIN_DISPATCH_TYPES(a.x.scalar_type(), "softmargin::backward", [&] {
       if (r == softmargin::Reduction::None) {
         with_views<scalar_t, device>(
             std::array<at::Tensor, 1>{grad}, std::array<at::Tensor, 3>{a.x, a.y, g},
             [&](auto gx, auto x, auto y, auto up) { softmargin::backward(space, x, y, up, gx, r); });
       } else {
-        const Scalar<const scalar_t> up(g.data_ptr<scalar_t>());
+        const Scalar<const lib_value_t<scalar_t>> up(lib_data<scalar_t>(g));
         with_views<scalar_t, device>(std::array<at::Tensor, 1>{grad}, std::array<at::Tensor, 2>{a.x, a.y},
                                      [&](auto gx, auto x, auto y) { softmargin::backward(space, x, y, up, gx, r); });
       }
@@ -111,8 +115,8 @@ struct Kernels {
     at::Tensor grad = empty_like(a.x);
     if (a.x.numel() == 0) return {empty_reduction(a.x, r), grad};
     at::Tensor out = empty({}, a.x);
-    AT_DISPATCH_FLOATING_TYPES(a.x.scalar_type(), "softmargin::loss_and_grad", [&] {
-      const Scalar<scalar_t> o(out.data_ptr<scalar_t>());
+    SOFTMARGIN_DISPATCH_TYPES(a.x.scalar_type(), "softmargin::loss_and_grad", [&] {
+      const Scalar<lib_value_t<scalar_t>> o(lib_data<scalar_t>(out));
       with_views<scalar_t, device>(std::array<at::Tensor, 1>{grad}, std::array<at::Tensor, 2>{a.x, a.y},
                                    [&](auto gx, auto x, auto y) { softmargin::loss_and_grad(space, x, y, o, gx, r); });
     });

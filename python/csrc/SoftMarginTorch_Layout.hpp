@@ -17,9 +17,34 @@
 #include <type_traits>
 #include <utility>
 
+#include "SoftMargin_Half.hpp"
 #include "impl/SoftMargin_Views.hpp"
 
 namespace softmargin::torch_ops {
+
+/// The library's value type for a tensor element type: its 2-byte storage types for bfloat16 and float16 (the same
+/// bits as torch's c10::BFloat16 and c10::Half), the type itself otherwise.
+template <class T>
+struct lib_value {
+  using type = T;
+};
+template <>
+struct lib_value<c10::BFloat16> {
+  using type = softmargin::bf16;
+};
+template <>
+struct lib_value<c10::Half> {
+  using type = softmargin::fp16;
+};
+template <class T>
+using lib_value_t = typename lib_value<T>::type;
+static_assert(sizeof(softmargin::bf16) == sizeof(c10::BFloat16) && sizeof(softmargin::fp16) == sizeof(c10::Half));
+
+/// t's elements (of torch type T) as the library's value type.
+template <class T>
+lib_value_t<T>* lib_data(const at::Tensor& t) {
+  return reinterpret_cast<lib_value_t<T>*>(t.template data_ptr<T>());
+}
 
 /// Highest coalesced rank passed as strided Views (ranks 1 and 2 are compiled into the library; higher ones here).
 /// A call whose tensors coalesce to more dimensions computes on contiguous copies instead.
@@ -67,7 +92,7 @@ bool coalesce(c10::IntArrayRef sizes, const std::array<c10::IntArrayRef, N>& str
   return true;
 }
 
-/// Unmanaged View of value type T (const for inputs) and rank Rank on Device.
+/// Unmanaged View of the library's value type T (const for inputs) and rank Rank on Device.
 template <class T, int Rank, class Device>
 using TensorView = Kokkos::View<typename softmargin::Impl::add_rank<T, Rank>::type, Kokkos::LayoutStride, Device,
                                 Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
@@ -86,11 +111,13 @@ template <class T, int Rank, class Device, std::size_t NOut, std::size_t NIn, cl
           std::size_t... I>
 void call_with_views(const std::array<at::Tensor, NOut>& outs, const std::array<at::Tensor, NIn>& ins,
                      const Layout<NOut + NIn>& layout, F& f, std::index_sequence<O...>, std::index_sequence<I...>) {
-  f(make_view<T, Rank, Device>(outs[O].template data_ptr<T>(), layout, O)...,
-    make_view<const T, Rank, Device>(ins[I].template data_ptr<T>(), layout, NOut + I)...);
+  using V = lib_value_t<T>;
+  f(make_view<V, Rank, Device>(lib_data<T>(outs[O]), layout, O)...,
+    make_view<const V, Rank, Device>(lib_data<T>(ins[I]), layout, NOut + I)...);
 }
 
-/// Calls f(output views..., input views...) with one strided View per tensor (value type T, on Device), all of the
+/// Calls f(output views..., input views...) with one strided View per tensor (torch element type T, seen as the
+/// library's lib_value_t<T>, on Device), all of the
 /// call's coalesced rank. The tensors share one shape; outputs are ordered by the first output's strides (or the
 /// first input's if there is no output). When the layout does not coalesce to kMaxRank dimensions, f runs on
 /// contiguous copies of the inputs into contiguous outputs, which are copied back (on the tensors' stream).

@@ -6,8 +6,8 @@
 
 One fused, numerically stable pass: finite where PyTorch overflows (x = 100, y = -1 gives 100, PyTorch inf), and
 with x requiring grad the forward computes the gradient in the same pass. CPU tensors run on Kokkos' host backend,
-CUDA tensors on torch's current stream. x is float32 or float64; y broadcasts to x's shape and is converted to its
-dtype, as in PyTorch. The operators are torch.ops.softmargin.{loss, backward, loss_and_grad}.
+CUDA tensors on torch's current stream. x is float32, float64, bfloat16 or float16 (computed in float, or double for
+float64, and rounded once to x's dtype); y broadcasts to x's shape and is converted to its dtype, as in PyTorch. The operators are torch.ops.softmargin.{loss, backward, loss_and_grad}.
 """
 
 import importlib

@@ -9,8 +9,9 @@ _register = getattr(torch.library, "register_fake", None) or getattr(torch.libra
 
 
 def _check(input, target, reduction):
-    torch._check(input.dtype in (torch.float32, torch.float64),
-                 lambda: f"softmargin: input has dtype {input.dtype}; SoftMargin computes float32 and float64 inputs")
+    torch._check(input.dtype in (torch.float32, torch.float64, torch.bfloat16, torch.float16),
+                 lambda: f"softmargin: input has dtype {input.dtype}; SoftMargin computes float32, float64, bfloat16 "
+                 "and float16 inputs")
     torch._check(reduction in (0, 1, 2), lambda: f"softmargin: reduction = {reduction} is not a valid value")
     shape = torch.broadcast_shapes(input.shape, target.shape)
     torch._check(shape == input.shape,
