@@ -45,7 +45,7 @@ LossArgs check_args(const char* op, const at::Tensor& input, const at::Tensor& t
               device_type);
   if (target.device() != input.device()) {
     args.y = target.to(input.device(), dtype);
-  } else if (target.scalar_type() != dtype) {
+  } else if (target.scalar_type() != dtype && target.scalar_type() != at::kChar) {
     args.y = target.to(dtype);
   }
   if (args.y.sizes() != input.sizes()) {

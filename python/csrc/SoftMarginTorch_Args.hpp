@@ -12,9 +12,11 @@ namespace softmargin::torch_ops {
 /// torch's reduction enumerators (at::Reduction): none 0, mean 1, sum 2.
 softmargin::Reduction to_reduction(const char* op, std::int64_t reduction);
 
-/// A call's input and target, checked: x float or double and strided; y on x's device (a CPU scalar is moved
-/// there), of x's dtype (converted from any real dtype, as PyTorch's in-place multiply does) and expanded to x's
-/// shape (stride 0 where it broadcasts, no copy). The loss has x's shape and dtype, as in PyTorch.
+/// A call's input and target, checked: x float32, float64, bfloat16 or float16 and strided; y on x's device (a CPU
+/// scalar is moved there), of x's dtype (converted from any real dtype, as PyTorch's in-place multiply does) or int8
+/// (read as it is: its values are exact in every x dtype, so the result is the converted target's, at one byte an
+/// element), and expanded to x's shape (stride 0 where it broadcasts, no copy). The loss has x's shape and dtype, as in
+/// PyTorch.
 struct LossArgs {
   at::Tensor x;
   at::Tensor y;

@@ -14,6 +14,7 @@
 
 #include <SoftMargin.hpp>
 #include <array>
+#include <cstdint>
 #include <tuple>
 #include <utility>
 
@@ -23,6 +24,19 @@
 /// The dtypes the operators compute: float32, float64, bfloat16 and float16.
 #define SOFTMARGIN_DISPATCH_TYPES(TYPE, NAME, ...) \
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kBFloat16, at::kHalf, TYPE, NAME, __VA_ARGS__)
+
+/// Runs the lambda (the last argument) with scalar_t, x's element type, and target_t, the target's: int8_t for an int8
+/// target (read as it is), scalar_t otherwise (check_args converted it).
+#define SOFTMARGIN_DISPATCH_X_Y(X, Y, NAME, ...)           \
+  SOFTMARGIN_DISPATCH_TYPES((X).scalar_type(), NAME, [&] { \
+    if ((Y).scalar_type() == at::kChar) {                  \
+      using target_t = std::int8_t;                        \
+      (__VA_ARGS__)();                                     \
+    } else {                                               \
+      using target_t = scalar_t;                           \
+      (__VA_ARGS__)();                                     \
+    }                                                      \
+  })
 
 namespace softmargin::torch_ops {
 
@@ -67,19 +81,19 @@ struct Kernels {
     if (r == softmargin::Reduction::None) {
       at::Tensor out = empty_like(a.x);
       if (a.x.numel() == 0) return out;
-      SOFTMARGIN_DISPATCH_TYPES(a.x.scalar_type(), "softmargin::loss", [&] {
-        with_views<scalar_t, device>(std::array<at::Tensor, 1>{out}, std::array<at::Tensor, 2>{a.x, a.y},
-                                     [&](auto o, auto x, auto y) { softmargin::loss(space, x, y, o, r); });
+      SOFTMARGIN_DISPATCH_X_Y(a.x, a.y, "softmargin::loss", [&] {
+        with_views<scalar_t, device, target_t>(std::array<at::Tensor, 1>{out}, std::array<at::Tensor, 2>{a.x, a.y},
+                                               [&](auto o, auto x, auto y) { softmargin::loss(space, x, y, o, r); });
       });
       finish(space);
       return out;
     }
     if (a.x.numel() == 0) return empty_reduction(a.x, r);
     at::Tensor out = empty({}, a.x);
-    SOFTMARGIN_DISPATCH_TYPES(a.x.scalar_type(), "softmargin::loss", [&] {
+    SOFTMARGIN_DISPATCH_X_Y(a.x, a.y, "softmargin::loss", [&] {
       const Scalar<lib_value_t<scalar_t>> o(lib_data<scalar_t>(out));
-      with_views<scalar_t, device>(std::array<at::Tensor, 0>{}, std::array<at::Tensor, 2>{a.x, a.y},
-                                   [&](auto x, auto y) { softmargin::loss(space, x, y, o, r); });
+      with_views<scalar_t, device, target_t>(std::array<at::Tensor, 0>{}, std::array<at::Tensor, 2>{a.x, a.y},
+                                             [&](auto x, auto y) { softmargin::loss(space, x, y, o, r); });
     });
     finish(space);
     return out;
@@ -91,15 +105,16 @@ struct Kernels {
     at::Tensor grad = empty_like(a.x);
     if (a.x.numel() == 0) return grad;
     const auto r = a.reduction;
-    SOFTMARGIN_DISPATCH_TYPES(a.x.scalar_type(), "softmargin::backward", [&] {
+    SOFTMARGIN_DISPATCH_X_Y(a.x, a.y, "softmargin::backward", [&] {
       if (r == softmargin::Reduction::None) {
-        with_views<scalar_t, device>(
+        with_views<scalar_t, device, target_t>(
             std::array<at::Tensor, 1>{grad}, std::array<at::Tensor, 3>{a.x, a.y, g},
             [&](auto gx, auto x, auto y, auto up) { softmargin::backward(space, x, y, up, gx, r); });
       } else {
         const Scalar<const lib_value_t<scalar_t>> up(lib_data<scalar_t>(g));
-        with_views<scalar_t, device>(std::array<at::Tensor, 1>{grad}, std::array<at::Tensor, 2>{a.x, a.y},
-                                     [&](auto gx, auto x, auto y) { softmargin::backward(space, x, y, up, gx, r); });
+        with_views<scalar_t, device, target_t>(
+            std::array<at::Tensor, 1>{grad}, std::array<at::Tensor, 2>{a.x, a.y},
+            [&](auto gx, auto x, auto y) { softmargin::backward(space, x, y, up, gx, r); });
       }
     });
     finish(space);
@@ -115,10 +130,11 @@ struct Kernels {
     at::Tensor grad = empty_like(a.x);
     if (a.x.numel() == 0) return {empty_reduction(a.x, r), grad};
     at::Tensor out = empty({}, a.x);
-    SOFTMARGIN_DISPATCH_TYPES(a.x.scalar_type(), "softmargin::loss_and_grad", [&] {
+    SOFTMARGIN_DISPATCH_X_Y(a.x, a.y, "softmargin::loss_and_grad", [&] {
       const Scalar<lib_value_t<scalar_t>> o(lib_data<scalar_t>(out));
-      with_views<scalar_t, device>(std::array<at::Tensor, 1>{grad}, std::array<at::Tensor, 2>{a.x, a.y},
-                                   [&](auto gx, auto x, auto y) { softmargin::loss_and_grad(space, x, y, o, gx, r); });
+      with_views<scalar_t, device, target_t>(
+          std::array<at::Tensor, 1>{grad}, std::array<at::Tensor, 2>{a.x, a.y},
+          [&](auto gx, auto x, auto y) { softmargin::loss_and_grad(space, x, y, o, gx, r); });
     });
     finish(space);
     return {out, grad};

@@ -107,21 +107,25 @@ TensorView<T, Rank, Device> make_view(T* data, const Layout<N>& layout, std::siz
   return TensorView<T, Rank, Device>(data, ls);
 }
 
-template <class T, int Rank, class Device, std::size_t NOut, std::size_t NIn, class F, std::size_t... O,
+/// The torch element type of input I: Y for the second input (the target), T for the others.
+template <std::size_t I, class T, class Y>
+using input_type_t = std::conditional_t<I == 1, Y, T>;
+
+template <class T, class Y, int Rank, class Device, std::size_t NOut, std::size_t NIn, class F, std::size_t... O,
           std::size_t... I>
 void call_with_views(const std::array<at::Tensor, NOut>& outs, const std::array<at::Tensor, NIn>& ins,
                      const Layout<NOut + NIn>& layout, F& f, std::index_sequence<O...>, std::index_sequence<I...>) {
-  using V = lib_value_t<T>;
-  f(make_view<V, Rank, Device>(lib_data<T>(outs[O]), layout, O)...,
-    make_view<const V, Rank, Device>(lib_data<T>(ins[I]), layout, NOut + I)...);
+  f(make_view<lib_value_t<T>, Rank, Device>(lib_data<T>(outs[O]), layout, O)...,
+    make_view<const lib_value_t<input_type_t<I, T, Y>>, Rank, Device>(lib_data<input_type_t<I, T, Y>>(ins[I]), layout,
+                                                                      NOut + I)...);
 }
 
-/// Calls f(output views..., input views...) with one strided View per tensor (torch element type T, seen as the
-/// library's lib_value_t<T>, on Device), all of the
+/// Calls f(output views..., input views...) with one strided View per tensor (torch element type T, Y for the second
+/// input, seen as the library's lib_value_t, on Device), all of the
 /// call's coalesced rank. The tensors share one shape; outputs are ordered by the first output's strides (or the
 /// first input's if there is no output). When the layout does not coalesce to kMaxRank dimensions, f runs on
 /// contiguous copies of the inputs into contiguous outputs, which are copied back (on the tensors' stream).
-template <class T, class Device, std::size_t NOut, std::size_t NIn, class F>
+template <class T, class Device, class Y = T, std::size_t NOut, std::size_t NIn, class F>
 void with_views(const std::array<at::Tensor, NOut>& outs, const std::array<at::Tensor, NIn>& ins, F&& f) {
   constexpr std::size_t N = NOut + NIn;
   std::array<c10::IntArrayRef, N> strides;
@@ -136,14 +140,14 @@ void with_views(const std::array<at::Tensor, NOut>& outs, const std::array<at::T
     if constexpr (NOut > 0)
       for (std::size_t t = 0; t < NOut; ++t) tmp_outs[t] = at::empty(outs[t].sizes(), outs[t].options());
     for (std::size_t t = 0; t < NIn; ++t) tmp_ins[t] = ins[t].contiguous();
-    with_views<T, Device>(tmp_outs, tmp_ins, f);
+    with_views<T, Device, Y>(tmp_outs, tmp_ins, f);
     if constexpr (NOut > 0)
       for (std::size_t t = 0; t < NOut; ++t) outs[t].copy_(tmp_outs[t]);
     return;
   }
   const auto run = [&](auto rank) {
-    call_with_views<T, decltype(rank)::value, Device>(outs, ins, layout, f, std::make_index_sequence<NOut>{},
-                                                      std::make_index_sequence<NIn>{});
+    call_with_views<T, Y, decltype(rank)::value, Device>(outs, ins, layout, f, std::make_index_sequence<NOut>{},
+                                                         std::make_index_sequence<NIn>{});
   };
   switch (layout.rank) {
     case 1:

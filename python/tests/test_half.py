@@ -1,5 +1,6 @@
 """bfloat16 and float16 inputs: every reduction, layout and shape of test_loss, the gradients (backward,
-loss_and_grad, autograd), large margins, NaN and infinity, converted targets.
+loss_and_grad, autograd), large margins, NaN and infinity, converted targets; int8 targets (read without a
+conversion) with every x dtype.
 
 16-bit inputs are exact in float64 and so is their product z = -y x, so the reference is the fp64 loss of the inputs
 themselves. The operators compute in float and round once to the input's dtype: every output (element-wise, reduced,
@@ -156,3 +157,36 @@ def test_bfloat16_agrees_with_pytorch_where_it_is_finite(device, seed):
     ours = softmargin.soft_margin_loss(x, y, reduction="none")
     theirs = torch.nn.functional.soft_margin_loss(x, y, reduction="none")
     torch.testing.assert_close(ours, theirs, rtol=4 * 2.0**-8, atol=2.0**-8)
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "sliced", "broadcast"])
+@pytest.mark.parametrize("dtype", HALF_DTYPES + [torch.float32, torch.float64], ids=str)
+def test_int8_target_is_read_as_converted(device, seed, dtype, layout):
+    # An int8 target is read as it is (one byte an element); its values are exact in every x dtype, so every output
+    # equals that of the target converted to x's dtype, as PyTorch converts it.
+    x, y = make_inputs((6, 9), layout, dtype, device, "real")
+    y8 = (y * 20).to(torch.int8)  # -128..127 after truncation
+    yx = y8.to(dtype)
+    for reduction, code in (("none", 0), ("mean", 1), ("sum", 2)):
+        assert torch.equal(softmargin.soft_margin_loss(x, y8, reduction=reduction),
+                           softmargin.soft_margin_loss(x, yx, reduction=reduction))
+        upstream = torch.randn(x.shape if code == 0 else (), device=device).to(dtype)
+        assert torch.equal(torch.ops.softmargin.backward(upstream, x, y8, code),
+                           torch.ops.softmargin.backward(upstream, x, yx, code))
+        if code:
+            for ours, converted in zip(torch.ops.softmargin.loss_and_grad(x, y8, code),
+                                       torch.ops.softmargin.loss_and_grad(x, yx, code)):
+                assert torch.equal(ours, converted)
+    if dtype in HALF_DTYPES:
+        assert_within_one_ulp(softmargin.soft_margin_loss(x, y8, reduction="none").cpu(), loss64(x, yx).cpu())
+
+
+def test_int8_target_is_not_converted(device):
+    # The profile of a call with an int8 target holds the operator alone (a float target's holds its conversion).
+    x = torch.randn(6, 9, device=device).to(torch.bfloat16)
+    for y, converts in ((torch.ones(6, 9, dtype=torch.int8, device=device), False),
+                        (torch.ones(6, 9, device=device), True)):
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+            torch.ops.softmargin.loss(x, y, 1)
+        names = {e.name for e in prof.events()}
+        assert "softmargin::loss" in names and ("aten::_to_copy" in names) == converts, names
