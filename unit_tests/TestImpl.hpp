@@ -1,7 +1,9 @@
-// White-box tests of softmargin::Impl, compiled once per backend: the polynomial log1p's accuracy and the native
-// reduce's workspace between calls. The public API's suites are in TestForward, TestBackward, TestInputs and
-// TestRobustness.
+// White-box tests of softmargin::Impl, compiled once per backend: the polynomial log1p's accuracy, the native
+// reduce's workspace between calls, the fast form of the loss and the host's whole-pack conversions. The public API's
+// suites are in TestForward, TestBackward, TestInputs and TestRobustness.
+#include <array>
 #include <cstdint>
+#include <random>
 #include <vector>
 
 #include "TestUtils.hpp"
@@ -123,6 +125,55 @@ TEST(TEST_CATEGORY, fast_loss_accuracy_for_every_bf16_input) {
   EXPECT_EQ(h(4), -1.0f);
   EXPECT_TRUE(std::isnan(h(5)) && std::isnan(h(6)));
   EXPECT_NEAR(h(7), std::exp(-100.0), 0.05 * std::exp(-100.0));
+}
+
+/// The whole-pack conversions of the host kernels (Impl::widen_values, widen_targets, round_scaled, vector code on
+/// hosts) give the bits of the element conversions: every bf16 and fp16 value and int8 and bool target widened, and
+/// floats around every rounding boundary (each pattern of the upper 16 bits with low bits at, below and above the
+/// ties of bf16 and fp16, and random ones; NaN, infinities, subnormals) rounded to bf16 and fp16.
+TEST(TEST_CATEGORY, pack_conversions_equal_the_element_conversions) {
+  constexpr int W = 16;
+  for (std::uint32_t base = 0; base < 65536; base += W) {
+    bf16 b[W];
+    fp16 h[W];
+    std::int8_t i8[W];
+    bool t[W];
+    for (int k = 0; k < W; ++k) {
+      b[k] = bf16::from_bits(static_cast<std::uint16_t>(base + k));
+      h[k] = fp16::from_bits(static_cast<std::uint16_t>(base + k));
+      i8[k] = static_cast<std::int8_t>(static_cast<std::uint8_t>(base / W + k));
+      t[k] = ((base / W + k) % 3) != 0;
+    }
+    float fb[W], fh[W], fi[W], ft[W];
+    Impl::widen_values(b, fb);
+    Impl::widen_values(h, fh);
+    Impl::widen_values(i8, fi);
+    Impl::widen_targets(t, ft);
+    for (int k = 0; k < W; ++k) {
+      ASSERT_EQ(Kokkos::bit_cast<std::uint32_t>(fb[k]), Kokkos::bit_cast<std::uint32_t>(static_cast<float>(b[k])));
+      ASSERT_EQ(Kokkos::bit_cast<std::uint32_t>(fh[k]), Kokkos::bit_cast<std::uint32_t>(static_cast<float>(h[k])));
+      ASSERT_EQ(fi[k], static_cast<float>(i8[k]));
+      ASSERT_EQ(ft[k], t[k] ? 1.0f : -1.0f);
+    }
+  }
+  std::mt19937 rng(fresh_seed());
+  const std::uint32_t lows[] = {0x0000, 0x0001, 0x0fff, 0x1000, 0x1001, 0x2000, 0x3000, 0x7fff,
+                                0x8000, 0x8001, 0xbfff, 0xc000, 0xffff, 0,      0,      0};
+  for (std::uint32_t hi = 0; hi < 65536; ++hi) {
+    float f[W];
+    for (int k = 0; k < W; ++k) {
+      const std::uint32_t low = k < 13 ? lows[k] : (rng() & 0xffffu);
+      f[k] = Kokkos::bit_cast<float>((hi << 16) | low);
+    }
+    bf16 b[W];
+    fp16 h[W];
+    Impl::round_scaled(1.0f, f, b);
+    Impl::round_scaled(1.0f, f, h);
+    for (int k = 0; k < W; ++k) {
+      ASSERT_EQ(b[k].bits, bf16(f[k]).bits) << "bf16 of float bits " << Kokkos::bit_cast<std::uint32_t>(f[k]);
+      ASSERT_EQ(h[k].bits, fp16(f[k]).bits) << "fp16 of float bits " << Kokkos::bit_cast<std::uint32_t>(f[k]);
+    }
+  }
 }
 
 }  // namespace softmargin::test

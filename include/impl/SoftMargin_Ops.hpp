@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include "SoftMargin_Math.hpp"
+#include "SoftMargin_PackConvert.hpp"
 #include "SoftMargin_Packs.hpp"
 #include "SoftMargin_Values.hpp"
 #include "SoftMargin_Views.hpp"
@@ -84,12 +85,12 @@ struct InputPacks {
   KOKKOS_FORCEINLINE_FUNCTION static InputPacks load(const XV& xv, const YV& yv, const Index p) {
     return {load_pack<decltype(x)>(xv.data(), p), load_pack<decltype(y)>(yv.data(), p)};
   }
-  /// x and y in C, each widened in a loop of its own: the arithmetic then vectorizes at C's full width (hosts), where
-  /// one loop mixing 1- or 2-byte loads with it gets the narrow types' vector size.
+  /// x and y in C, each widened on its own: the arithmetic then vectorizes at C's full width (hosts), where one loop
+  /// mixing 1- or 2-byte loads with it gets the narrow types' vector size.
   template <class P>
   KOKKOS_FORCEINLINE_FUNCTION void widen(P& xc, P& yc) const {
-    for (int k = 0; k < P::width; ++k) xc.v[k] = to_compute<C>(x.v[k]);
-    for (int k = 0; k < P::width; ++k) yc.v[k] = target_value<C>(y.v[k]);
+    widen_values(x.v, xc.v);
+    widen_targets(y.v, yc.v);
   }
 };
 
@@ -175,8 +176,10 @@ struct LossNoneOp : OpTypes<XV, YV> {
   KOKKOS_FORCEINLINE_FUNCTION void apply(const inputs_type& in, const Index p, const value_type) const {
     pack_type xc, yc;
     in.widen(xc, yc);
+    pack_type l;
+    for (int k = 0; k < pack_type::width; ++k) l.v[k] = loss_of(xc.v[k], yc.v[k]);
     typename types::template pack_of<OV> o;
-    for (int k = 0; k < pack_type::width; ++k) o.v[k] = round_to<out_type>(loss_of(xc.v[k], yc.v[k]));
+    round_scaled(value_type(1), l.v, o.v);
     store_pack(out.data(), p, o);
   }
 };
@@ -235,13 +238,17 @@ struct GradOp : OpTypes<XV, YV> {
   }
   template <class Index>
   KOKKOS_FORCEINLINE_FUNCTION void apply(const inputs_type& in, const Index p, const value_type s) const {
-    pack_type xc, yc;
+    pack_type xc, yc, d;
     in.widen(xc, yc);
+    for (int k = 0; k < pack_type::width; ++k) d.v[k] = dloss_dx<value_type>(xc.v[k], yc.v[k]);
     typename types::template pack_of<GV> g;
-    for (int k = 0; k < pack_type::width; ++k) {
-      value_type u = s;
-      if constexpr (per_element) u = to_compute<value_type>(in.g.v[k]);
-      g.v[k] = round_to<grad_type>(u * dloss_dx<value_type>(xc.v[k], yc.v[k]));
+    if constexpr (per_element) {
+      pack_type u;
+      widen_values(in.g.v, u.v);
+      for (int k = 0; k < pack_type::width; ++k) d.v[k] *= u.v[k];
+      round_scaled(value_type(1), d.v, g.v);
+    } else {
+      round_scaled(s, d.v, g.v);
     }
     store_pack(grad.data(), p, g);
   }
@@ -296,7 +303,7 @@ struct LossGradOp : OpTypes<XV, YV> {
     in.widen(xc, yc);
     for (int k = 0; k < pack_type::width; ++k) l.v[k] = loss_and_grad_of(xc.v[k], yc.v[k], d.v[k]);
     typename types::template pack_of<GV> g;
-    for (int k = 0; k < pack_type::width; ++k) g.v[k] = round_to<grad_type>(s * d.v[k]);
+    round_scaled(s, d.v, g.v);
     store_pack(grad.data(), p, g);
     return l;
   }

@@ -1,0 +1,157 @@
+// SoftMargin: packs of values converted between their storage types and the compute type, a pack at a time.
+//
+// On devices a pack converts value by value (one register each). On hosts int8_t and bool targets, fp16 values and
+// roundings to bf16 and fp16 convert as whole vectors (GCC and Clang vector extensions): left to the compilers'
+// vectorizers, these conversions, inlined into the kernels' unrolled loops, stay (partly) scalar (one int-to-float
+// conversion or one 16-bit rounding an element), which makes 16-bit passes slower than float ones on hosts. The results
+// are the same bits either way (Values.hpp's to_compute, target_value and round_to).
+#ifndef SOFTMARGIN_IMPL_PACK_CONVERT_HPP
+#define SOFTMARGIN_IMPL_PACK_CONVERT_HPP
+
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "SoftMargin_Values.hpp"
+
+#if !defined(__CUDACC__) && !defined(__HIPCC__) && (defined(__GNUC__) || defined(__clang__))
+#define SOFTMARGIN_IMPL_HOST_VECTORS 1
+#if defined(__x86_64__) && defined(__AVX2__)
+#include <immintrin.h>
+#endif
+#endif
+
+namespace softmargin::Impl {
+
+#if defined(SOFTMARGIN_IMPL_HOST_VECTORS)
+/// W values of T as one vector (of W * sizeof(T) bytes).
+template <class T, int W>
+struct HostVector {
+  typedef T type __attribute__((vector_size(sizeof(T) * W)));
+};
+template <class T, int W>
+using host_vector_t = typename HostVector<T, W>::type;
+
+template <class V, class T>
+inline V load_vector(const T* p) {
+  V v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+template <class T, class V>
+inline void store_vector(T* p, const V& v) {
+  std::memcpy(p, &v, sizeof v);
+}
+#endif
+
+#if defined(SOFTMARGIN_IMPL_HOST_VECTORS)
+/// out[k] = in[k] for W int8 values: the x86 sign-extending conversions where the target has them (compilers turn a
+/// generic int8-to-int32 vector conversion into one insert a lane), else a conversion through int32 lanes.
+template <int W>
+inline void widen_int8(const std::int8_t (&in)[W], float (&out)[W]) {
+#if defined(__x86_64__) && defined(__AVX512F__)
+  if constexpr (W % 16 == 0) {
+    for (int k = 0; k < W; k += 16)
+      _mm512_storeu_ps(
+          out + k, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in + k)))));
+    return;
+  }
+#endif
+#if defined(__x86_64__) && defined(__AVX2__)
+  if constexpr (W % 8 == 0) {
+    for (int k = 0; k < W; k += 8)
+      _mm256_storeu_ps(
+          out + k, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(in + k)))));
+    return;
+  }
+#endif
+  const auto i =
+      __builtin_convertvector(load_vector<host_vector_t<std::int8_t, W>>(in), host_vector_t<std::int32_t, W>);
+  store_vector(out, __builtin_convertvector(i, host_vector_t<float, W>));
+}
+#endif
+
+/// out[k] = to_compute<C>(in[k]) for a pack of W values.
+template <class C, class T, int W>
+KOKKOS_FORCEINLINE_FUNCTION void widen_values(const T (&in)[W], C (&out)[W]) {
+#if defined(SOFTMARGIN_IMPL_HOST_VECTORS)
+  if constexpr (std::is_same_v<C, float> && std::is_same_v<T, fp16>) {
+    // fp16_bits_to_float_soft on every lane
+    using U32 = host_vector_t<std::uint32_t, W>;
+    using F32 = host_vector_t<float, W>;
+    const U32 w = __builtin_convertvector(load_vector<host_vector_t<std::uint16_t, W>>(in), U32) << 16;
+    const U32 sign = w & 0x80000000u;
+    const U32 two_w = w + w;
+    const F32 normal = (F32)((two_w >> 4) + (0xE0u << 23)) * 0x1.0p-112f;
+    const F32 subnormal = (F32)((two_w >> 17) | (126u << 23)) - 0.5f;
+    const U32 is_subnormal = (U32)(two_w < (1u << 27));
+    store_vector(out, sign | ((U32)subnormal & is_subnormal) | ((U32)normal & ~is_subnormal));
+    return;
+  } else if constexpr (std::is_same_v<C, float> && std::is_same_v<T, std::int8_t>) {
+    widen_int8(in, out);
+    return;
+  }
+#endif
+  for (int k = 0; k < W; ++k) out[k] = to_compute<C>(in[k]);
+}
+
+/// out[k] = target_value<C>(in[k]) for a pack of W targets.
+template <class C, class Y, int W>
+KOKKOS_FORCEINLINE_FUNCTION void widen_targets(const Y (&in)[W], C (&out)[W]) {
+  if constexpr (std::is_same_v<Y, bool>) {
+#if defined(SOFTMARGIN_IMPL_HOST_VECTORS)
+    if constexpr (std::is_same_v<C, float>) {
+      // bool's bytes are 0 and 1: widened as int8 values, then 2 b - 1 (exact)
+      std::int8_t bytes[W];
+      std::memcpy(bytes, in, W);
+      widen_int8(bytes, out);
+      for (int k = 0; k < W; ++k) out[k] = 2.0f * out[k] - 1.0f;
+      return;
+    }
+#endif
+    for (int k = 0; k < W; ++k) out[k] = target_value<C>(in[k]);
+  } else {
+    widen_values(in, out);
+  }
+}
+
+/// out[k] = round_to<O>(scale * in[k]) for a pack of W values.
+template <class O, class C, int W>
+KOKKOS_FORCEINLINE_FUNCTION void round_scaled(const C scale, const C (&in)[W], O (&out)[W]) {
+#if defined(SOFTMARGIN_IMPL_HOST_VECTORS)
+  if constexpr (std::is_same_v<C, float> && std::is_same_v<O, bf16>) {
+    // float_to_bf16_bits on every lane: round to nearest even, NaN made quiet.
+    using U32 = host_vector_t<std::uint32_t, W>;
+    const U32 u = (U32)(load_vector<host_vector_t<float, W>>(in) * scale);
+    const U32 rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+    const U32 quiet_nan = (u >> 16) | 0x40u;
+    const U32 nan = (U32)((u & 0x7fffffffu) > 0x7f800000u);  // all ones where NaN
+    const U32 bits = (quiet_nan & nan) | (rounded & ~nan);
+    store_vector(out, __builtin_convertvector(bits, host_vector_t<std::uint16_t, W>));
+    return;
+  } else if constexpr (std::is_same_v<C, float> && std::is_same_v<O, fp16>) {
+    // float_to_fp16_bits_soft on every lane
+    using U32 = host_vector_t<std::uint32_t, W>;
+    using F32 = host_vector_t<float, W>;
+    const U32 w = (U32)(load_vector<F32>(in) * scale);
+    F32 base = ((F32)(w & 0x7fffffffu) * 0x1.0p+112f) * 0x1.0p-110f;
+    const U32 shl1_w = w + w;
+    const U32 sign = w & 0x80000000u;
+    U32 bias = shl1_w & 0xFF000000u;
+    const U32 small = (U32)(bias < 0x71000000u);
+    bias = (0x71000000u & small) | (bias & ~small);
+    base = (F32)((bias >> 1) + 0x07800000u) + base;
+    const U32 b = (U32)base;
+    const U32 nonsign = ((b >> 13) & 0x00007C00u) + (b & 0x00000FFFu);
+    const U32 nan = (U32)(shl1_w > 0xFF000000u);
+    const U32 bits = (sign >> 16) | (0x7E00u & nan) | (nonsign & ~nan);
+    store_vector(out, __builtin_convertvector(bits, host_vector_t<std::uint16_t, W>));
+    return;
+  }
+#endif
+  for (int k = 0; k < W; ++k) out[k] = round_to<O>(scale * in[k]);
+}
+
+}  // namespace softmargin::Impl
+
+#endif
