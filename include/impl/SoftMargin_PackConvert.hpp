@@ -42,9 +42,7 @@ template <class T, class V>
 inline void store_vector(T* p, const V& v) {
   std::memcpy(p, &v, sizeof v);
 }
-#endif
 
-#if defined(SOFTMARGIN_IMPL_HOST_VECTORS)
 /// out[k] = in[k] for W int8 values: the x86 sign-extending conversions where the target has them (compilers turn a
 /// generic int8-to-int32 vector conversion into one insert a lane), else a conversion through int32 lanes.
 template <int W>
