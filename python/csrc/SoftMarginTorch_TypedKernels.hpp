@@ -1,0 +1,124 @@
+// SoftMargin for PyTorch: the definitions of TypedKernels (SoftMarginTorch_Kernels.hpp), included by the files the
+// build generates, one per backend and type pair.
+//
+// Outputs are allocated by torch's allocator of the device (the caching allocator on CUDA) directly, without a
+// dispatch, in x's layout (empty_like where x is not contiguous), and every tensor is passed to the library as an
+// unmanaged View (SoftMarginTorch_Layout.hpp). On CUDA nothing else is allocated per call
+// (the library keeps its workspace per instance) and nothing waits: the instance enqueues on torch's current stream.
+// Host backends finish before returning, as a CPU operator must.
+#ifndef SOFTMARGIN_TORCH_TYPED_KERNELS_HPP
+#define SOFTMARGIN_TORCH_TYPED_KERNELS_HPP
+
+#include <ATen/ATen.h>
+#include <ATen/EmptyTensor.h>
+
+#include <SoftMargin.hpp>
+#include <array>
+#include <cstdint>
+#include <tuple>
+
+#include "SoftMarginTorch_Args.hpp"
+#include "SoftMarginTorch_Kernels.hpp"
+#include "SoftMarginTorch_Layout.hpp"
+
+namespace softmargin::torch_ops {
+
+#if defined(SOFTMARGIN_TORCH_CUDA)
+/// A new contiguous tensor on the current CUDA device from torch's caching allocator (SoftMarginTorch_Cuda.cpp).
+at::Tensor empty_cuda(c10::IntArrayRef sizes, c10::ScalarType dtype);
+#endif
+
+/// Outputs and completion on Exec.
+template <class Exec>
+struct Outputs {
+  using device = Kokkos::Device<Exec, typename Exec::memory_space>;
+  template <class V>
+  using Scalar = Kokkos::View<V, device, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+
+  /// Host backends may return before their kernels finish (Kokkos' semantics): wait, as a CPU operator must.
+  static void finish(const Exec& space) {
+    if constexpr (Kokkos::SpaceAccessibility<Exec, Kokkos::HostSpace>::accessible)
+      space.fence("softmargin::torch: host operator");
+  }
+
+  /// A new contiguous tensor of x's dtype on Exec's device, straight from the device's allocator.
+  static at::Tensor empty(c10::IntArrayRef sizes, const at::Tensor& x) {
+    if constexpr (softmargin::Impl::is_host_space_v<Exec>) {
+      return at::Tensor(at::detail::empty_cpu(sizes, x.scalar_type()));
+    } else {
+#if defined(SOFTMARGIN_TORCH_CUDA)
+      return empty_cuda(sizes, x.scalar_type());
+#else
+      static_assert(softmargin::Impl::is_host_space_v<Exec>, "device outputs need the CUDA build");
+#endif
+    }
+  }
+
+  /// A new tensor of x's shape, dtype and layout (empty_like's strides where x is not contiguous).
+  static at::Tensor empty_like(const at::Tensor& x) {
+    return x.is_contiguous() ? empty(x.sizes(), x) : at::empty_like(x);
+  }
+};
+
+template <class Exec, class T, class Y>
+at::Tensor TypedKernels<Exec, T, Y>::loss(const Exec& space, const LossArgs& a) {
+  using O = Outputs<Exec>;
+  using device = typename O::device;
+  const auto r = a.reduction;
+  if (r == softmargin::Reduction::None) {
+    at::Tensor out = O::empty_like(a.x);
+    if (a.x.numel() == 0) return out;
+    with_views<T, device, Y>(std::array<at::Tensor, 1>{out}, std::array<at::Tensor, 2>{a.x, a.y},
+                             [&](auto o, auto x, auto y) { softmargin::loss(space, x, y, o, r); });
+    O::finish(space);
+    return out;
+  }
+  if (a.x.numel() == 0) return empty_reduction(a.x, r);
+  at::Tensor out = O::empty({}, a.x);
+  const typename O::template Scalar<lib_value_t<T>> o(lib_data<T>(out));
+  with_views<T, device, Y>(std::array<at::Tensor, 0>{}, std::array<at::Tensor, 2>{a.x, a.y},
+                           [&](auto x, auto y) { softmargin::loss(space, x, y, o, r); });
+  O::finish(space);
+  return out;
+}
+
+template <class Exec, class T, class Y>
+at::Tensor TypedKernels<Exec, T, Y>::backward(const Exec& space, const at::Tensor& g, const LossArgs& a) {
+  using O = Outputs<Exec>;
+  using device = typename O::device;
+  at::Tensor grad = O::empty_like(a.x);
+  if (a.x.numel() == 0) return grad;
+  const auto r = a.reduction;
+  if (r == softmargin::Reduction::None) {
+    with_views<T, device, Y>(std::array<at::Tensor, 1>{grad}, std::array<at::Tensor, 3>{a.x, a.y, g},
+                             [&](auto gx, auto x, auto y, auto up) { softmargin::backward(space, x, y, up, gx, r); });
+  } else {
+    const typename O::template Scalar<const lib_value_t<T>> up(lib_data<T>(g));
+    with_views<T, device, Y>(std::array<at::Tensor, 1>{grad}, std::array<at::Tensor, 2>{a.x, a.y},
+                             [&](auto gx, auto x, auto y) { softmargin::backward(space, x, y, up, gx, r); });
+  }
+  O::finish(space);
+  return grad;
+}
+
+template <class Exec, class T, class Y>
+std::tuple<at::Tensor, at::Tensor> TypedKernels<Exec, T, Y>::loss_and_grad(const Exec& space, const LossArgs& a) {
+  using O = Outputs<Exec>;
+  using device = typename O::device;
+  const auto r = a.reduction;
+  TORCH_CHECK(r != softmargin::Reduction::None,
+              "softmargin::loss_and_grad: reduction none has no scalar loss; use softmargin::loss and "
+              "softmargin::backward");
+  at::Tensor grad = O::empty_like(a.x);
+  if (a.x.numel() == 0) return {empty_reduction(a.x, r), grad};
+  at::Tensor out = O::empty({}, a.x);
+  const typename O::template Scalar<lib_value_t<T>> o(lib_data<T>(out));
+  with_views<T, device, Y>(std::array<at::Tensor, 1>{grad}, std::array<at::Tensor, 2>{a.x, a.y},
+                           [&](auto gx, auto x, auto y) { softmargin::loss_and_grad(space, x, y, o, gx, r); });
+  O::finish(space);
+  return {out, grad};
+}
+
+}  // namespace softmargin::torch_ops
+
+#endif
