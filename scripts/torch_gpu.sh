@@ -11,8 +11,9 @@
 #   python-debs/*.deb          Debian's pytest and its dependencies, used only if the interpreter lacks pytest
 #                              (fetch them on a machine with apt: scripts/torch_gpu.sh fetch-debs <folder>)
 # The interpreter is PYTHON (default: the first of python3, python that imports torch). The build goes to
-# build/cuda-torch (tests, benchmarks and examples off); PRESET=openmp runs the same on the host (CPU tensors), with
-# the Kokkos of build/openmp or Kokkos_ROOT. Usage:
+# build/cuda-torch (tests, benchmarks and examples off), or to the existing build folder BUILD (e.g. build/cuda after
+# scripts/gpu_offline.sh: its Kokkos and library are reused, only the operators are compiled); PRESET=openmp runs the
+# same on the host (CPU tensors), with the Kokkos of build/openmp or Kokkos_ROOT. Usage:
 #   [STAGES="tests harness"] [PYTHON=python3] [OUT=out] bash scripts/torch_gpu.sh [deps folder]
 #   bash scripts/torch_gpu.sh fetch-debs <folder>      # on a Debian machine with apt: the pytest .debs
 set -uo pipefail
@@ -36,7 +37,7 @@ mkdir -p "$OUT"
 stages="${STAGES:-tests harness}"
 export PATH="$PATH:/usr/local/cuda/bin"
 preset="${PRESET:-cuda}"
-build="build/$preset-torch"
+build="${BUILD:-build/$preset-torch}"
 device=cpu
 [ "$preset" = cuda ] && device=cuda
 
@@ -78,9 +79,10 @@ kokkos_args=(-DSOFTMARGIN_KOKKOS_SOURCE="$deps/kokkos_5.0.2.orig.tar.gz")
 [ -f "build/$preset/_deps/kokkos/install/lib/cmake/Kokkos/KokkosConfig.cmake" ] &&
   kokkos_args=(-DKokkos_ROOT="$PWD/build/$preset/_deps/kokkos/install")
 [ -n "${Kokkos_ROOT:-}" ] && kokkos_args=(-DKokkos_ROOT="$Kokkos_ROOT")
+lean=(-DSOFTMARGIN_ENABLE_TESTS=OFF -DSOFTMARGIN_ENABLE_PERF_TESTS=OFF -DSOFTMARGIN_ENABLE_EXAMPLES=OFF)
+[ -n "${BUILD:-}" ] && lean=()  # an existing build keeps what it builds
 cmake --preset "$preset" -B "$build" "${kokkos_args[@]}" -DSOFTMARGIN_PYTHON="$python" -DSOFTMARGIN_ENABLE_TORCH=ON \
-  -DSOFTMARGIN_ENABLE_TESTS=OFF -DSOFTMARGIN_ENABLE_PERF_TESTS=OFF -DSOFTMARGIN_ENABLE_EXAMPLES=OFF \
-  > "$OUT/torch_configure.log" 2>&1 || { tail -40 "$OUT/torch_configure.log"; exit 1; }
+  "${lean[@]}" > "$OUT/torch_configure.log" 2>&1 || { tail -40 "$OUT/torch_configure.log"; exit 1; }
 grep "SoftMargin:" "$OUT/torch_configure.log"
 [ "$device" = cpu ] || grep -q "PyTorch operators on CUDA and CPU tensors" "$OUT/torch_configure.log" ||
   { echo "the operators would have no CUDA kernels (torch without CUDA, or Kokkos without CUDA)"; exit 1; }
