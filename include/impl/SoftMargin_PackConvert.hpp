@@ -1,10 +1,11 @@
 // SoftMargin: packs of values converted between their storage types and the compute type, a pack at a time.
 //
 // On devices a pack converts value by value (one register each). On hosts int8_t and bool targets, fp16 values and
-// roundings to bf16 and fp16 convert as whole vectors (GCC and Clang vector extensions): left to the compilers'
-// vectorizers, these conversions, inlined into the kernels' unrolled loops, stay (partly) scalar (one int-to-float
-// conversion or one 16-bit rounding an element), which makes 16-bit passes slower than float ones on hosts. The results
-// are the same bits either way (Values.hpp's to_compute, target_value and round_to).
+// roundings to bf16 and fp16 convert as whole vectors (GCC and Clang vector extensions, and x86's own fp16 conversions
+// where the target has F16C): left to the compilers' vectorizers, these conversions, inlined into the kernels'
+// unrolled loops, stay (partly) scalar (one int-to-float conversion or one 16-bit rounding an element), which makes
+// 16-bit passes slower than float ones on hosts. The results are the same bits either way (Values.hpp's to_compute,
+// target_value and round_to).
 #ifndef SOFTMARGIN_IMPL_PACK_CONVERT_HPP
 #define SOFTMARGIN_IMPL_PACK_CONVERT_HPP
 
@@ -16,12 +17,19 @@
 
 #if !defined(__CUDACC__) && !defined(__HIPCC__) && (defined(__GNUC__) || defined(__clang__))
 #define SOFTMARGIN_IMPL_HOST_VECTORS 1
-#if defined(__x86_64__) && defined(__AVX2__)
+#if defined(__x86_64__) && (defined(__AVX2__) || defined(__F16C__))
 #include <immintrin.h>
 #endif
 #endif
 
 namespace softmargin::Impl {
+
+// Vectors wider than the target's registers change the calling convention of functions that pass or return them
+// (GCC's -Wpsabi note, reported where such a function is called); the helpers below are inlined into their callers.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi"
+#endif
 
 #if defined(SOFTMARGIN_IMPL_HOST_VECTORS)
 /// W values of T as one vector (of W * sizeof(T) bytes).
@@ -67,6 +75,55 @@ inline void widen_int8(const std::int8_t (&in)[W], float (&out)[W]) {
       __builtin_convertvector(load_vector<host_vector_t<std::int8_t, W>>(in), host_vector_t<std::int32_t, W>);
   store_vector(out, __builtin_convertvector(i, host_vector_t<float, W>));
 }
+
+/// The x86 half-precision conversions (F16C, AVX-512): exact widening, and narrowing rounded to nearest even. Return
+/// false where the target has none for W lanes.
+template <int W>
+inline bool widen_fp16_x86(const fp16 (&in)[W], float (&out)[W]) {
+#if defined(__x86_64__) && defined(__AVX512F__)
+  if constexpr (W % 16 == 0) {
+    for (int k = 0; k < W; k += 16)
+      _mm512_storeu_ps(out + k, _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + k))));
+    return true;
+  }
+#endif
+#if defined(__x86_64__) && defined(__F16C__)
+  if constexpr (W % 8 == 0) {
+    for (int k = 0; k < W; k += 8)
+      _mm256_storeu_ps(out + k, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in + k))));
+    return true;
+  }
+#endif
+  return false;
+}
+
+template <int W>
+inline bool narrow_fp16_x86(const host_vector_t<float, W>& v, fp16 (&out)[W]) {
+#if defined(__x86_64__) && (defined(__F16C__) || defined(__AVX512F__))
+  constexpr int kRound = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+#endif
+#if defined(__x86_64__) && defined(__AVX512F__)
+  if constexpr (W % 16 == 0) {
+    for (int k = 0; k < W; k += 16) {
+      const __m512 f = _mm512_loadu_ps(reinterpret_cast<const float*>(&v) + k);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + k), _mm512_cvtps_ph(f, kRound));
+    }
+    return true;
+  }
+#endif
+#if defined(__x86_64__) && defined(__F16C__)
+  if constexpr (W % 8 == 0) {
+    for (int k = 0; k < W; k += 8) {
+      const __m256 f = _mm256_loadu_ps(reinterpret_cast<const float*>(&v) + k);
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + k), _mm256_cvtps_ph(f, kRound));
+    }
+    return true;
+  }
+#endif
+  (void)v;
+  (void)out;
+  return false;
+}
 #endif
 
 /// out[k] = to_compute<C>(in[k]) for a pack of W values.
@@ -74,6 +131,7 @@ template <class C, class T, int W>
 KOKKOS_FORCEINLINE_FUNCTION void widen_values(const T (&in)[W], C (&out)[W]) {
 #if defined(SOFTMARGIN_IMPL_HOST_VECTORS)
   if constexpr (std::is_same_v<C, float> && std::is_same_v<T, fp16>) {
+    if (widen_fp16_x86(in, out)) return;
     // fp16_bits_to_float_soft on every lane
     using U32 = host_vector_t<std::uint32_t, W>;
     using F32 = host_vector_t<float, W>;
@@ -128,10 +186,19 @@ KOKKOS_FORCEINLINE_FUNCTION void round_scaled(const C scale, const C (&in)[W], O
     store_vector(out, __builtin_convertvector(bits, host_vector_t<std::uint16_t, W>));
     return;
   } else if constexpr (std::is_same_v<C, float> && std::is_same_v<O, fp16>) {
-    // float_to_fp16_bits_soft on every lane
     using U32 = host_vector_t<std::uint32_t, W>;
+    using U16 = host_vector_t<std::uint16_t, W>;
     using F32 = host_vector_t<float, W>;
-    const U32 w = (U32)(load_vector<F32>(in) * scale);
+    const F32 v = load_vector<F32>(in) * scale;
+    if (narrow_fp16_x86(v, out)) {
+      // The hardware keeps a NaN's payload; round_to gives the canonical quiet NaN of v's sign.
+      const U16 nan = (U16) __builtin_convertvector(v != v, host_vector_t<std::int16_t, W>);
+      const U16 bits = load_vector<U16>(out);
+      store_vector(out, (bits & ~nan) | (((bits & 0x8000u) | 0x7E00u) & nan));
+      return;
+    }
+    // float_to_fp16_bits_soft on every lane
+    const U32 w = (U32)v;
     F32 base = ((F32)(w & 0x7fffffffu) * 0x1.0p+112f) * 0x1.0p-110f;
     const U32 shl1_w = w + w;
     const U32 sign = w & 0x80000000u;
@@ -149,6 +216,10 @@ KOKKOS_FORCEINLINE_FUNCTION void round_scaled(const C scale, const C (&in)[W], O
 #endif
   for (int k = 0; k < W; ++k) out[k] = round_to<O>(scale * in[k]);
 }
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
 }  // namespace softmargin::Impl
 
