@@ -1,0 +1,94 @@
+// SoftMargin: what the element operations (SoftMargin_Ops.hpp) share: their kernel labels, the scalar upstream
+// gradient, the types each derives from its x and y views, and the packs of x and y it loads.
+#ifndef SOFTMARGIN_IMPL_OP_TYPES_HPP
+#define SOFTMARGIN_IMPL_OP_TYPES_HPP
+
+#include <Kokkos_Core.hpp>
+#include <type_traits>
+
+#include "SoftMargin_PackConvert.hpp"
+#include "SoftMargin_Packs.hpp"
+#include "SoftMargin_Values.hpp"
+#include "SoftMargin_Views.hpp"
+
+namespace softmargin::Impl {
+
+/// Kokkos Tools labels of an op's kernels, one per algorithm.
+struct KernelLabels {
+  const char* range;
+  const char* team;
+  const char* native;
+};
+
+/// The upstream gradient of a reduced loss: a device scalar (rank-0 view, may be null) or else a host value, times
+/// 1/divisor (N for mean, 1 for sum), in the compute type C.
+template <class UV, class C>
+struct ScalarUpstream {
+  using A = accum_t<C>;
+  UV view;  ///< read on the device when not null
+  A value;  ///< used when view is null
+  A divisor;
+  KOKKOS_INLINE_FUNCTION C get() const {
+    return static_cast<C>((view.data() != nullptr ? to_compute<A>(view()) : value) / divisor);
+  }
+};
+
+/// What every op derives from its x and y views: the storage types, the compute type C, the pack width W and the
+/// packs (of C for results, of each view's own type for loads and stores).
+template <class XV, class YV>
+struct OpTypes {
+  using execution_space = typename XV::execution_space;
+  using x_type = typename XV::non_const_value_type;
+  using y_type = typename YV::non_const_value_type;
+  using value_type = compute_t<x_type>;
+  using accum_type = accum_t<value_type>;
+  static constexpr int width = pack_width_v<x_type, value_type, execution_space>;
+  /// Whether the loss may take its fast form (Impl::loss_fast): 16-bit x, whose passes read 3 or 4 bytes an element
+  /// and would otherwise be bound by the accurate form's arithmetic on GPUs; used where the float losses are reduced
+  /// or rounded to 16 bits.
+  static constexpr bool fast_x = sizeof(x_type) == 2;
+  using pack_type = PackOf<value_type, width>;
+  template <class V>
+  using pack_of = PackOf<typename V::non_const_value_type, width>;
+  template <class... V>
+  static bool aligned(const V&... v) {
+    return (aligned_to<pack_of<V>::bytes>(v) && ...);
+  }
+  /// Element i of x and y in C.
+  template <class Index>
+  KOKKOS_FORCEINLINE_FUNCTION static value_type x_at(const XV& x, const Index i) {
+    return to_compute<value_type>(at(x, i));
+  }
+  template <class Index>
+  KOKKOS_FORCEINLINE_FUNCTION static value_type y_at(const YV& y, const Index i) {
+    return target_value<value_type>(at(y, i));
+  }
+};
+
+/// The x and y packs of elements [p W, p W + W); `load_readonly` for kernels that write neither.
+template <class XV, class YV>
+struct InputPacks {
+  using types = OpTypes<XV, YV>;
+  typename types::template pack_of<XV> x;
+  typename types::template pack_of<YV> y;
+  using C = typename types::value_type;
+  template <class Index>
+  KOKKOS_FORCEINLINE_FUNCTION static InputPacks load_readonly(const XV& xv, const YV& yv, const Index p) {
+    return {load_pack_readonly<decltype(x)>(xv.data(), p), load_pack_readonly<decltype(y)>(yv.data(), p)};
+  }
+  template <class Index>
+  KOKKOS_FORCEINLINE_FUNCTION static InputPacks load(const XV& xv, const YV& yv, const Index p) {
+    return {load_pack<decltype(x)>(xv.data(), p), load_pack<decltype(y)>(yv.data(), p)};
+  }
+  /// x and y in C, each widened on its own: the arithmetic then vectorizes at C's full width (hosts), where one loop
+  /// mixing 1- or 2-byte loads with it gets the narrow types' vector size.
+  template <class P>
+  KOKKOS_FORCEINLINE_FUNCTION void widen(P& xc, P& yc) const {
+    widen_values(x.v, xc.v);
+    widen_targets(y.v, yc.v);
+  }
+};
+
+}  // namespace softmargin::Impl
+
+#endif
