@@ -109,8 +109,8 @@ Kokkos::View<float[8], Kokkos::HostSpace> fast_loss_specials() {
   return Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), out);
 }
 
-/// The fast form of the loss and its gradient (Impl::loss_fast, loss_and_dloss_dx_fast: the hardware's exp2 and a
-/// degree-7 polynomial on CUDA devices, the accurate form elsewhere) for every finite bf16 x and y in {-1, 1, 3, -7},
+/// The fast form of the loss and its gradient (Impl::loss_fast, loss_and_dloss_dx_fast: the hardware's exp2 on CUDA
+/// devices, exp_nonpos on hosts, and log1p_unit_fast) for every finite bf16 x and y in {-1, 1, 3, -7},
 /// in float ulps of the fp64 values; NaN and inf as the accurate form gives them.
 TEST(TEST_CATEGORY, fast_loss_accuracy_for_every_bf16_input) {
   double worst_loss = 0, worst_grad = 0;

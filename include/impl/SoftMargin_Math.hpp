@@ -29,8 +29,9 @@ KOKKOS_FORCEINLINE_FUNCTION float madd(const float a, const float b, const float
 /// exp(a) for a <= 0 (or NaN): the only range softplus needs. Devices use their exp (CUDA's expf: a few
 /// instructions). On hosts the library expf is an opaque call that keeps compilers from vectorizing the loss, so
 /// float uses this branch-free form: a = n ln2 + r (Cody-Waite, |r| <= ln2/2), e^r by its degree-7 Taylor polynomial,
-/// times 2^n built from exponent bits in two halves so that subnormal results come out right; within 0.92 ulp of
-/// fp64 exp for every 7th float in [-104, 0] (checked exhaustively), 0 below, NaN for NaN.
+/// times 2^(n + 64) (exact: n >= -150) and 2^-64, so that a subnormal result is rounded once, as it should be; n comes
+/// from the bits of the rounding sum (1.5 2^23 + n), with no float-to-int conversion. Within 0.92 ulp of fp64 exp for
+/// every 7th float in [-104, 0] (checked exhaustively), 0 below, NaN for NaN.
 template <class T>
 KOKKOS_FORCEINLINE_FUNCTION T exp_nonpos(T a) {
   if constexpr (std::is_same_v<T, float>) {
@@ -38,13 +39,14 @@ KOKKOS_FORCEINLINE_FUNCTION T exp_nonpos(T a) {
     KOKKOS_IF_ON_HOST(
         (a = a < -104.0f ? -104.0f : a;  // e^-104 rounds to 0; a NaN passes
          float nf = a * 1.44269504088896341f;
-         nf = (nf + 12582912.0f) - 12582912.0f;  // round to nearest integer (|nf| < 2^22)
+         const float shifted = nf + 12582912.0f;  // 1.5 2^23 + n: n = round(nf) in the low bits (|nf| < 2^22)
+         nf = shifted - 12582912.0f;
          const float r = madd(nf, -1.428606765330187e-06f, madd(nf, -0.693145751953125f, a)); float p = 1.0f / 5040.0f;
          p = madd(p, r, 1.0f / 720.0f); p = madd(p, r, 1.0f / 120.0f); p = madd(p, r, 1.0f / 24.0f);
          p = madd(p, r, 1.0f / 6.0f); p = madd(p, r, 0.5f); p = madd(p, r, 1.0f); p = madd(p, r, 1.0f);
-         const std::int32_t n = static_cast<std::int32_t>(nf == nf ? nf : 0.0f);
-         const std::int32_t n1 = n / 2, n2 = n - n1;
-         return p * Kokkos::bit_cast<float>((n1 + 127) << 23) * Kokkos::bit_cast<float>((n2 + 127) << 23);))
+         // 2^(n + 64): exponent field n + 64 + 127 = bits(shifted) - 0x4B400000 + 191 (a NaN gives some scale; p is NaN)
+         const std::uint32_t e = (Kokkos::bit_cast<std::uint32_t>(shifted) - (0x4B400000u - 191u)) << 23;
+         return p * Kokkos::bit_cast<float>(e) * 0x1p-64f;))
   } else {
     return Kokkos::exp(a);
   }
@@ -74,14 +76,28 @@ KOKKOS_FORCEINLINE_FUNCTION T log1p_unit(const T e) {
   }
 }
 
-/// The fast form of the loss, for passes whose float results are reduced or rounded to 16 bits (16-bit inputs):
-/// on CUDA devices the accurate form's exp and log1p take about 30 instructions an element, which bound a pass that
-/// reads 3 or 4 bytes an element. Here exp(-|z|) is the multi-function unit's 2^t (ex2.approx, within 2 ulp,
-/// subnormal results kept), t = -|z| log2(e) rounded to float, times 1 + (the rounding error of t) ln 2: without that
-/// correction the error of t alone would reach 1e-6 relative at |z| = 17. log1p of it is e q(e), q a degree-7
-/// polynomial (Chebyshev interpolation of log1p(e)/e on [0, 1], 2.4e-7 relative). The unit tests bound it at 8 float
-/// ulps of fp64 for every bf16 x and y in {-1, 1, 3, -7}; NaN in gives NaN, inf gives inf or 0. Elsewhere: the
-/// accurate form.
+/// log1p(e) for e in [0, 1] in the fast form: e q(e), q a degree-7 polynomial (Chebyshev interpolation of
+/// log1p(e)/e on [0, 1], 2.4e-7 relative), two FMAs fewer than log1p_unit.
+KOKKOS_FORCEINLINE_FUNCTION float log1p_unit_fast(const float e) {
+  float p = -8.371152915e-03f;
+  p = madd(p, e, 4.349390045e-02f);
+  p = madd(p, e, -1.068500280e-01f);
+  p = madd(p, e, 1.768747717e-01f);
+  p = madd(p, e, -2.447477430e-01f);
+  p = madd(p, e, 3.327192962e-01f);
+  p = madd(p, e, -4.999717474e-01f);
+  p = madd(p, e, 9.999997616e-01f);
+  return p * e;
+}
+
+/// The fast form of the loss, for passes whose float results are reduced or rounded to 16 bits (16-bit inputs),
+/// which read 3 or 4 bytes an element and are bound by the loss's arithmetic. On CUDA devices the accurate form's exp
+/// and log1p take about 30 instructions an element; here exp(-|z|) is the multi-function unit's 2^t (ex2.approx,
+/// within 2 ulp, subnormal results kept), t = -|z| log2(e) rounded to float, times 1 + (the rounding error of t) ln 2:
+/// without that correction the error of t alone would reach 1e-6 relative at |z| = 17. Its log1p is log1p_unit_fast.
+/// Hosts keep exp_nonpos and take log1p_unit_fast. The unit tests bound the fast form at 8 float ulps of fp64 for
+/// every bf16 x and y in {-1, 1, 3, -7} on every backend; NaN in gives NaN, inf gives inf or 0. Double: the accurate
+/// form.
 struct FastLoss {
   static constexpr float log2e = 1.44269504088896341f, log2e_lo = 1.925963033500011e-08f, ln2 = 0.693147180559945309f;
 #if defined(__CUDA_ARCH__)
@@ -93,17 +109,6 @@ struct FastLoss {
     float e0;
     asm("ex2.approx.f32 %0, %1;" : "=f"(e0) : "f"(t));
     return fmaf(e0, q_err * -ln2, e0);
-  }
-  __device__ static float log1p_unit(const float e) {
-    float p = -8.371152915e-03f;
-    p = fmaf(p, e, 4.349390045e-02f);
-    p = fmaf(p, e, -1.068500280e-01f);
-    p = fmaf(p, e, 1.768747717e-01f);
-    p = fmaf(p, e, -2.447477430e-01f);
-    p = fmaf(p, e, 3.327192962e-01f);
-    p = fmaf(p, e, -4.999717474e-01f);
-    p = fmaf(p, e, 9.999997616e-01f);
-    return p * e;
   }
   /// min(a, b) that keeps a NaN (min.NaN).
   __device__ static float min_nan(const float a, const float b) {
@@ -125,11 +130,11 @@ struct FastLoss {
 #endif
 };
 
-/// loss(x, y) in the fast form on CUDA devices (FastLoss), the accurate one elsewhere.
+/// loss(x, y) in the fast form for float (FastLoss), the accurate one for double.
 template <class T>
 KOKKOS_FORCEINLINE_FUNCTION T loss_fast(const T x, const T y);
-/// loss(x, y) and d loss / d x into grad (the sigmoid through the unit's reciprocal, rcp.approx), fast form on CUDA
-/// devices.
+/// loss(x, y) and d loss / d x into grad in the fast form for float (on CUDA devices the sigmoid through the unit's
+/// reciprocal, rcp.approx).
 template <class T>
 KOKKOS_FORCEINLINE_FUNCTION T loss_and_dloss_dx_fast(const T x, const T y, T& grad);
 
@@ -163,26 +168,34 @@ KOKKOS_FORCEINLINE_FUNCTION T loss_and_dloss_dx(const T x, const T y, T& grad) {
 
 template <class T>
 KOKKOS_FORCEINLINE_FUNCTION T loss_fast(const T x, const T y) {
-#if defined(__CUDA_ARCH__)
   if constexpr (std::is_same_v<T, float>) {
     const float z = -y * x;
-    return FastLoss::pos(z) + FastLoss::log1p_unit(FastLoss::exp_neg_abs(z));
-  }
+#if defined(__CUDA_ARCH__)
+    return FastLoss::pos(z) + log1p_unit_fast(FastLoss::exp_neg_abs(z));
+#else
+    return (z > 0.0f ? z : 0.0f) + log1p_unit_fast(exp_nonpos(-Kokkos::abs(z)));
 #endif
-  return loss(x, y);
+  } else {
+    return loss(x, y);
+  }
 }
 
 template <class T>
 KOKKOS_FORCEINLINE_FUNCTION T loss_and_dloss_dx_fast(const T x, const T y, T& grad) {
-#if defined(__CUDA_ARCH__)
   if constexpr (std::is_same_v<T, float>) {
     const float z = -y * x;
+#if defined(__CUDA_ARCH__)
     const float e = FastLoss::exp_neg_abs(z);
     grad = -y * ((z >= 0.0f ? 1.0f : e) * FastLoss::rcp(1.0f + e));
-    return FastLoss::pos(z) + FastLoss::log1p_unit(e);
-  }
+    return FastLoss::pos(z) + log1p_unit_fast(e);
+#else
+    const float e = exp_nonpos(-Kokkos::abs(z));
+    grad = -y * ((z >= 0.0f ? 1.0f : e) / (1.0f + e));
+    return (z > 0.0f ? z : 0.0f) + log1p_unit_fast(e);
 #endif
-  return loss_and_dloss_dx(x, y, grad);
+  } else {
+    return loss_and_dloss_dx(x, y, grad);
+  }
 }
 
 }  // namespace softmargin::Impl
