@@ -51,6 +51,19 @@ inline void store_vector(T* p, const V& v) {
   std::memcpy(p, &v, sizeof v);
 }
 
+/// The lanes of Half.hpp's bit algorithms for W values as host vectors: comparisons give all-ones lanes where true.
+template <int W>
+struct VectorLanes {
+  using U = host_vector_t<std::uint32_t, W>;
+  using F = host_vector_t<float, W>;
+  static F as_float(const U u) { return (F)u; }
+  static U as_bits(const F f) { return (U)f; }
+  template <class C, class A, class B>
+  static U select(const C c, const A a, const B b) {
+    return ((U)c & a) | (~(U)c & b);
+  }
+};
+
 /// out[k] = in[k] for W int8 values: the x86 sign-extending conversions where the target has them (compilers turn a
 /// generic int8-to-int32 vector conversion into one insert a lane), else a conversion through int32 lanes.
 template <int W>
@@ -132,16 +145,9 @@ KOKKOS_FORCEINLINE_FUNCTION void widen_values(const T (&in)[W], C (&out)[W]) {
 #if defined(SOFTMARGIN_IMPL_HOST_VECTORS)
   if constexpr (std::is_same_v<C, float> && std::is_same_v<T, fp16>) {
     if (widen_fp16_x86(in, out)) return;
-    // fp16_bits_to_float_soft on every lane
-    using U32 = host_vector_t<std::uint32_t, W>;
-    using F32 = host_vector_t<float, W>;
-    const U32 w = __builtin_convertvector(load_vector<host_vector_t<std::uint16_t, W>>(in), U32) << 16;
-    const U32 sign = w & 0x80000000u;
-    const U32 two_w = w + w;
-    const F32 normal = (F32)((two_w >> 4) + (0xE0u << 23)) * 0x1.0p-112f;
-    const F32 subnormal = (F32)((two_w >> 17) | (126u << 23)) - 0.5f;
-    const U32 is_subnormal = (U32)(two_w < (1u << 27));
-    store_vector(out, sign | ((U32)subnormal & is_subnormal) | ((U32)normal & ~is_subnormal));
+    const auto w =
+        __builtin_convertvector(load_vector<host_vector_t<std::uint16_t, W>>(in), host_vector_t<std::uint32_t, W>);
+    store_vector(out, fp16_widen_bits<VectorLanes<W>>(w << 16));
     return;
   } else if constexpr (std::is_same_v<C, float> && std::is_same_v<T, std::int8_t>) {
     widen_int8(in, out);
@@ -176,17 +182,10 @@ template <class O, class C, int W>
 KOKKOS_FORCEINLINE_FUNCTION void round_scaled(const C scale, const C (&in)[W], O (&out)[W]) {
 #if defined(SOFTMARGIN_IMPL_HOST_VECTORS)
   if constexpr (std::is_same_v<C, float> && std::is_same_v<O, bf16>) {
-    // float_to_bf16_bits on every lane: round to nearest even, NaN made quiet.
-    using U32 = host_vector_t<std::uint32_t, W>;
-    const U32 u = (U32)(load_vector<host_vector_t<float, W>>(in) * scale);
-    const U32 rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
-    const U32 quiet_nan = (u >> 16) | 0x40u;
-    const U32 nan = (U32)((u & 0x7fffffffu) > 0x7f800000u);  // all ones where NaN
-    const U32 bits = (quiet_nan & nan) | (rounded & ~nan);
-    store_vector(out, __builtin_convertvector(bits, host_vector_t<std::uint16_t, W>));
+    const auto u = (host_vector_t<std::uint32_t, W>)(load_vector<host_vector_t<float, W>>(in) * scale);
+    store_vector(out, __builtin_convertvector(bf16_round_bits<VectorLanes<W>>(u), host_vector_t<std::uint16_t, W>));
     return;
   } else if constexpr (std::is_same_v<C, float> && std::is_same_v<O, fp16>) {
-    using U32 = host_vector_t<std::uint32_t, W>;
     using U16 = host_vector_t<std::uint16_t, W>;
     using F32 = host_vector_t<float, W>;
     const F32 v = load_vector<F32>(in) * scale;
@@ -197,20 +196,7 @@ KOKKOS_FORCEINLINE_FUNCTION void round_scaled(const C scale, const C (&in)[W], O
       store_vector(out, (bits & ~nan) | (((bits & 0x8000u) | 0x7E00u) & nan));
       return;
     }
-    // float_to_fp16_bits_soft on every lane
-    const U32 w = (U32)v;
-    F32 base = ((F32)(w & 0x7fffffffu) * 0x1.0p+112f) * 0x1.0p-110f;
-    const U32 shl1_w = w + w;
-    const U32 sign = w & 0x80000000u;
-    U32 bias = shl1_w & 0xFF000000u;
-    const U32 small = (U32)(bias < 0x71000000u);
-    bias = (0x71000000u & small) | (bias & ~small);
-    base = (F32)((bias >> 1) + 0x07800000u) + base;
-    const U32 b = (U32)base;
-    const U32 nonsign = ((b >> 13) & 0x00007C00u) + (b & 0x00000FFFu);
-    const U32 nan = (U32)(shl1_w > 0xFF000000u);
-    const U32 bits = (sign >> 16) | (0x7E00u & nan) | (nonsign & ~nan);
-    store_vector(out, __builtin_convertvector(bits, host_vector_t<std::uint16_t, W>));
+    store_vector(out, __builtin_convertvector(fp16_round_bits<VectorLanes<W>>(v), U16));
     return;
   }
 #endif
