@@ -44,8 +44,7 @@ struct OpTypes {
   using accum_type = accum_t<value_type>;
   static constexpr int width = pack_width_v<x_type, value_type, execution_space>;
   /// Whether the loss may take its fast form (Impl::loss_fast): 16-bit x, whose passes read 3 or 4 bytes an element
-  /// and would otherwise be bound by the accurate form's arithmetic on GPUs; used where the float losses are reduced
-  /// or rounded to 16 bits.
+  /// and are bound by the loss's arithmetic; used where the float losses are reduced or rounded to 16 bits.
   static constexpr bool fast_x = sizeof(x_type) == 2;
   using pack_type = PackOf<value_type, width>;
   template <class V>
