@@ -226,7 +226,13 @@ struct LossGradOp : OpTypes<XV, YV> {
   KOKKOS_FORCEINLINE_FUNCTION pack_type apply(const inputs_type& in, const Index p, const value_type s) const {
     pack_type xc, yc, l, d;
     in.widen(xc, yc);
-    for (int k = 0; k < pack_type::width; ++k) l.v[k] = loss_and_grad_of(xc.v[k], yc.v[k], d.v[k]);
+    if constexpr (types::fast_x && sizeof(grad_type) == 2 && is_host_space_v<typename types::execution_space>) {
+      pack_type num, den;
+      for (int k = 0; k < pack_type::width; ++k) l.v[k] = loss_fast_and_dloss_dx_parts(xc.v[k], yc.v[k], num.v[k], den.v[k]);
+      divide_approx(num.v, den.v, d.v);
+    } else {
+      for (int k = 0; k < pack_type::width; ++k) l.v[k] = loss_and_grad_of(xc.v[k], yc.v[k], d.v[k]);
+    }
     typename types::template pack_of<GV> g;
     round_scaled(s, d.v, g.v);
     store_pack(grad.data(), p, g);
