@@ -223,13 +223,20 @@ KOKKOS_FORCEINLINE_FUNCTION T loss_and_dloss_dx_fast(const T x, const T y, T& gr
   }
 }
 
-/// The fast form of loss(x, y) for float on hosts, and d loss / d x as the quotient num / den (num = -y (z >= 0 ? 1 :
-/// e), den = 1 + e), which the host kernels divide a pack at a time to a 16-bit gradient's precision (divide_approx).
-KOKKOS_FORCEINLINE_FUNCTION float loss_fast_and_dloss_dx_parts(const float x, const float y, float& num, float& den) {
-  const float z = -y * x;
+/// d loss / d x in the fast form for float on hosts, at z = -y x, as the quotient num / den (num = -y (z >= 0 ? 1 :
+/// e), den = 1 + e), which the host kernels divide a pack at a time to a 16-bit gradient's precision (divide_approx);
+/// returns e = exp(-|z|).
+KOKKOS_FORCEINLINE_FUNCTION float dloss_dx_fast_parts(const float z, const float y, float& num, float& den) {
   const float e = exp_nonpos_poly<true>(-Kokkos::abs(z));
   num = -y * (z >= 0.0f ? 1.0f : e);
   den = 1.0f + e;
+  return e;
+}
+
+/// The fast form of loss(x, y) for float on hosts, and d loss / d x as dloss_dx_fast_parts gives it.
+KOKKOS_FORCEINLINE_FUNCTION float loss_fast_and_dloss_dx_parts(const float x, const float y, float& num, float& den) {
+  const float z = -y * x;
+  const float e = dloss_dx_fast_parts(z, y, num, den);
   return (z > 0.0f ? z : 0.0f) + log1p_unit_fast(e);
 }
 

@@ -46,6 +46,10 @@ struct OpTypes {
   /// Whether the loss may take its fast form (Impl::loss_fast): 16-bit x, whose passes read 3 or 4 bytes an element
   /// and are bound by the loss's arithmetic; used where the float losses are reduced or rounded to 16 bits.
   static constexpr bool fast_x = sizeof(x_type) == 2;
+  /// Whether a pass writing a gradient of type G computes it in the fast form, a pack divided at once
+  /// (dloss_dx_fast_parts, divide_approx): 16-bit x and G on a host backend.
+  template <class G>
+  static constexpr bool host_fast_grad = fast_x && sizeof(G) == 2 && is_host_space_v<execution_space>;
   using pack_type = PackOf<value_type, width>;
   template <class V>
   using pack_of = PackOf<typename V::non_const_value_type, width>;

@@ -165,7 +165,13 @@ struct GradOp : OpTypes<XV, YV> {
   KOKKOS_FORCEINLINE_FUNCTION void apply(const inputs_type& in, const Index p, const value_type s) const {
     pack_type xc, yc, d;
     in.widen(xc, yc);
-    for (int k = 0; k < pack_type::width; ++k) d.v[k] = dloss_dx<value_type>(xc.v[k], yc.v[k]);
+    if constexpr (types::template host_fast_grad<grad_type>) {
+      pack_type num, den;
+      for (int k = 0; k < pack_type::width; ++k) dloss_dx_fast_parts(-yc.v[k] * xc.v[k], yc.v[k], num.v[k], den.v[k]);
+      divide_approx(num.v, den.v, d.v);
+    } else {
+      for (int k = 0; k < pack_type::width; ++k) d.v[k] = dloss_dx<value_type>(xc.v[k], yc.v[k]);
+    }
     typename types::template pack_of<GV> g;
     if constexpr (per_element) {
       pack_type u;
@@ -226,9 +232,10 @@ struct LossGradOp : OpTypes<XV, YV> {
   KOKKOS_FORCEINLINE_FUNCTION pack_type apply(const inputs_type& in, const Index p, const value_type s) const {
     pack_type xc, yc, l, d;
     in.widen(xc, yc);
-    if constexpr (types::fast_x && sizeof(grad_type) == 2 && is_host_space_v<typename types::execution_space>) {
+    if constexpr (types::template host_fast_grad<grad_type>) {
       pack_type num, den;
-      for (int k = 0; k < pack_type::width; ++k) l.v[k] = loss_fast_and_dloss_dx_parts(xc.v[k], yc.v[k], num.v[k], den.v[k]);
+      for (int k = 0; k < pack_type::width; ++k)
+        l.v[k] = loss_fast_and_dloss_dx_parts(xc.v[k], yc.v[k], num.v[k], den.v[k]);
       divide_approx(num.v, den.v, d.v);
     } else {
       for (int k = 0; k < pack_type::width; ++k) l.v[k] = loss_and_grad_of(xc.v[k], yc.v[k], d.v[k]);

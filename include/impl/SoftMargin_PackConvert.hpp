@@ -110,26 +110,62 @@ inline bool widen_fp16_x86(const fp16 (&in)[W], float (&out)[W]) {
   return false;
 }
 
+/// Rounds v to bf16 into out as round_to does, by AVX512-BF16's conversion where the target has it. That conversion
+/// reads subnormal floats as zero: those lanes convert v + copysign(2^-126, v) instead (exact, and rounded at the bf16
+/// subnormals' spacing), whose bits less those of 2^-126 are v's rounded. A NaN keeps its sign and top payload bits
+/// and becomes quiet, as in round_to.
+template <int W>
+inline bool narrow_bf16_x86(const host_vector_t<float, W>& v, bf16 (&out)[W]) {
+#if defined(__x86_64__) && defined(__AVX512BF16__) && defined(__AVX512DQ__) && defined(__AVX512BW__) && \
+    defined(__AVX512VL__)
+  if constexpr (W % 16 == 0) {
+    for (int k = 0; k < W; k += 16) {
+      const __m512 f = _mm512_loadu_ps(reinterpret_cast<const float*>(&v) + k);
+      const __mmask16 sub = _mm512_fpclass_ps_mask(f, 0x20);  // subnormal lanes
+      const __m512i min_normal = _mm512_ternarylogic_epi32(_mm512_castps_si512(f), _mm512_set1_epi32(INT32_MIN),
+                                                           _mm512_set1_epi32(0x00800000), 0xEA);  // (f & sign) | 2^-126
+      const __m512 shifted = _mm512_mask_add_ps(f, sub, f, _mm512_castsi512_ps(min_normal));
+      const __m256i b = (__m256i)_mm512_cvtneps_pbh(shifted);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + k),
+                          _mm256_mask_sub_epi16(b, sub, b, _mm256_set1_epi16(0x0080)));
+    }
+    return true;
+  }
+#endif
+  (void)v;
+  (void)out;
+  return false;
+}
+
+/// Rounds v to binary16 into out as round_to does: the hardware's conversion keeps a NaN's payload, round_to gives
+/// the canonical quiet NaN of its sign.
 template <int W>
 inline bool narrow_fp16_x86(const host_vector_t<float, W>& v, fp16 (&out)[W]) {
 #if defined(__x86_64__) && (defined(__F16C__) || defined(__AVX512F__))
   constexpr int kRound = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
 #endif
-#if defined(__x86_64__) && defined(__AVX512F__)
+#if defined(__x86_64__) && defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
   if constexpr (W % 16 == 0) {
     for (int k = 0; k < W; k += 16) {
       const __m512 f = _mm512_loadu_ps(reinterpret_cast<const float*>(&v) + k);
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + k), _mm512_cvtps_ph(f, kRound));
+      const __m256i h = _mm512_cvtps_ph(f, kRound);
+      const __m256i nan = _mm256_ternarylogic_epi32(h, _mm256_set1_epi16(-0x8000), _mm256_set1_epi16(0x7E00), 0xEA);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + k),
+                          _mm256_mask_mov_epi16(h, _mm512_cmp_ps_mask(f, f, _CMP_UNORD_Q), nan));  // (h & sign) | nan
     }
     return true;
   }
 #endif
 #if defined(__x86_64__) && defined(__F16C__)
   if constexpr (W % 8 == 0) {
+    using U16 = host_vector_t<std::uint16_t, W>;
     for (int k = 0; k < W; k += 8) {
       const __m256 f = _mm256_loadu_ps(reinterpret_cast<const float*>(&v) + k);
       _mm_storeu_si128(reinterpret_cast<__m128i*>(out + k), _mm256_cvtps_ph(f, kRound));
     }
+    const U16 nan = (U16) __builtin_convertvector(v != v, host_vector_t<std::int16_t, W>);
+    const U16 bits = load_vector<U16>(out);
+    store_vector(out, (bits & ~nan) | (((bits & 0x8000u) | 0x7E00u) & nan));
     return true;
   }
 #endif
@@ -181,38 +217,17 @@ KOKKOS_FORCEINLINE_FUNCTION void widen_targets(const Y (&in)[W], C (&out)[W]) {
 template <class O, class C, int W>
 KOKKOS_FORCEINLINE_FUNCTION void round_scaled(const C scale, const C (&in)[W], O (&out)[W]) {
 #if defined(SOFTMARGIN_IMPL_HOST_VECTORS)
-  if constexpr (std::is_same_v<C, float> && std::is_same_v<O, bf16>) {
-#if defined(__x86_64__) && defined(__AVX512BF16__) && defined(__AVX512DQ__) && defined(__AVX512BW__) && defined(__AVX512VL__)
-    if constexpr (W % 16 == 0) {
-      for (int k = 0; k < W; k += 16) {
-        const __m512 v = _mm512_mul_ps(_mm512_loadu_ps(in + k), _mm512_set1_ps(scale));
-        // vcvtneps2bf16 reads subnormal floats as zero: those lanes convert v + copysign(2^-126, v) instead (exact,
-        // and rounded at the bf16 subnormals' spacing), whose bits less those of 2^-126 are v's rounded.
-        const __mmask16 sub = _mm512_fpclass_ps_mask(v, 0x20);
-        const __m512 shifted = _mm512_mask_add_ps(v, sub, v, _mm512_castsi512_ps(_mm512_ternarylogic_epi32(
-            _mm512_castps_si512(v), _mm512_set1_epi32(int(0x80000000u)), _mm512_set1_epi32(0x00800000), 0xEA)));
-        __m256i b = (__m256i)_mm512_cvtneps_pbh(shifted);
-        b = _mm256_mask_sub_epi16(b, sub, b, _mm256_set1_epi16(0x80));
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + k), b);
-      }
-      return;
-    }
-#endif
-    const auto u = (host_vector_t<std::uint32_t, W>)(load_vector<host_vector_t<float, W>>(in) * scale);
-    store_vector(out, __builtin_convertvector(bf16_round_bits<VectorLanes<W>>(u), host_vector_t<std::uint16_t, W>));
-    return;
-  } else if constexpr (std::is_same_v<C, float> && std::is_same_v<O, fp16>) {
-    using U16 = host_vector_t<std::uint16_t, W>;
+  if constexpr (std::is_same_v<C, float> && (std::is_same_v<O, bf16> || std::is_same_v<O, fp16>)) {
     using F32 = host_vector_t<float, W>;
+    using U16 = host_vector_t<std::uint16_t, W>;
     const F32 v = load_vector<F32>(in) * scale;
-    if (narrow_fp16_x86(v, out)) {
-      // The hardware keeps a NaN's payload; round_to gives the canonical quiet NaN of v's sign.
-      const U16 nan = (U16) __builtin_convertvector(v != v, host_vector_t<std::int16_t, W>);
-      const U16 bits = load_vector<U16>(out);
-      store_vector(out, (bits & ~nan) | (((bits & 0x8000u) | 0x7E00u) & nan));
-      return;
+    if constexpr (std::is_same_v<O, bf16>) {
+      if (narrow_bf16_x86(v, out)) return;
+      store_vector(out, __builtin_convertvector(bf16_round_bits<VectorLanes<W>>((host_vector_t<std::uint32_t, W>)v), U16));
+    } else {
+      if (narrow_fp16_x86(v, out)) return;
+      store_vector(out, __builtin_convertvector(fp16_round_bits<VectorLanes<W>>(v), U16));
     }
-    store_vector(out, __builtin_convertvector(fp16_round_bits<VectorLanes<W>>(v), U16));
     return;
   }
 #endif
