@@ -111,9 +111,9 @@ inline bool widen_fp16_x86(const fp16 (&in)[W], float (&out)[W]) {
 }
 
 /// Rounds v to bf16 into out as round_to does, by AVX512-BF16's conversion where the target has it. That conversion
-/// reads subnormal floats as zero: those lanes convert v + copysign(2^-126, v) instead (exact, and rounded at the bf16
-/// subnormals' spacing), whose bits less those of 2^-126 are v's rounded. A NaN keeps its sign and top payload bits
-/// and becomes quiet, as in round_to.
+/// reads subnormal floats as zero: those lanes convert their bits with the exponent field set to 1 instead, v +
+/// copysign(2^-126, v) (exact, and rounded at the bf16 subnormals' spacing), and subtract the bits of 2^-126. A NaN
+/// keeps its sign and top payload bits and becomes quiet, as in round_to.
 template <int W>
 inline bool narrow_bf16_x86(const host_vector_t<float, W>& v, bf16 (&out)[W]) {
 #if defined(__x86_64__) && defined(__AVX512BF16__) && defined(__AVX512DQ__) && defined(__AVX512BW__) && \
@@ -122,9 +122,8 @@ inline bool narrow_bf16_x86(const host_vector_t<float, W>& v, bf16 (&out)[W]) {
     for (int k = 0; k < W; k += 16) {
       const __m512 f = _mm512_loadu_ps(reinterpret_cast<const float*>(&v) + k);
       const __mmask16 sub = _mm512_fpclass_ps_mask(f, 0x20);  // subnormal lanes
-      const __m512i min_normal = _mm512_ternarylogic_epi32(_mm512_castps_si512(f), _mm512_set1_epi32(INT32_MIN),
-                                                           _mm512_set1_epi32(0x00800000), 0xEA);  // (f & sign) | 2^-126
-      const __m512 shifted = _mm512_mask_add_ps(f, sub, f, _mm512_castsi512_ps(min_normal));
+      const __m512i u = _mm512_castps_si512(f);
+      const __m512 shifted = _mm512_castsi512_ps(_mm512_mask_or_epi32(u, sub, u, _mm512_set1_epi32(0x00800000)));
       const __m256i b = (__m256i)_mm512_cvtneps_pbh(shifted);
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + k),
                           _mm256_mask_sub_epi16(b, sub, b, _mm256_set1_epi16(0x0080)));
