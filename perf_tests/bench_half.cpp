@@ -2,6 +2,7 @@
 // the fp32 peer of the same N (cublasSdot, cublasSaxpy, or KokkosBlas): how much of the fp32 time the fewer bytes
 // save. Their inputs are x and y of the fp32 buffers rounded to the 16-bit types, and their checks use fp64
 // references of those rounded values.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -94,37 +95,39 @@ const Inputs16<X, Y>& inputs16(const Buffers& b) {
   return *d;
 }
 
-/// Relative error of the mean in result against the fp64 mean; with `grad_scale` > 0 also of grad (the gradient of
-/// the mean times grad_scale): sum |got - want| / sum |want| over copy 0, whichever is larger.
+/// Relative error of the mean in result against the fp64 mean.
 template <class X, class Y>
-double error16(const Inputs16<X, Y>& d, const Index n, const double grad_scale) {
+double mean_error16(const Inputs16<X, Y>& d, const Index n) {
   float r = 0;
   Kokkos::deep_copy(r, d.result);
   const double mean = d.sum / static_cast<double>(n);
-  double err = std::abs(r - mean) / mean;
-  if (grad_scale > 0) {
-    const auto xs = d.xs;
-    const auto ys = d.ys;
-    const auto gs = d.gs;
-    const double scale = grad_scale / static_cast<double>(n);
-    double diff = 0, norm = 0;
-    Kokkos::parallel_reduce(
-        "bench::grad_error16", Range(space(), 0, n),
-        KOKKOS_LAMBDA(Index i, double& e, double& w) {
-          const double y = value(ys(i));
-          const double want = -y / (1.0 + Kokkos::exp(y * value(xs(i)))) * scale;
-          const double a = Kokkos::abs(value(gs(i)) - want);
-          e += a == a ? a : Kokkos::Experimental::infinity<double>::value;
-          w += Kokkos::abs(want);
-        },
-        diff, norm);
-    err = std::max(err, diff / norm);
-  }
-  return err;
+  return std::abs(r - mean) / mean;
 }
 
-/// forward_mean and fused (gradient in x's type) of X and Y. fp16 gradients of a mean over millions of elements
-/// fall below fp16's range, so the fused rows scale the loss by N (grad_loss = N) as mixed-precision training does.
+/// Relative error of grad (the gradient of the mean times grad_scale): sum |got - want| / sum |want| over copy 0.
+template <class X, class Y>
+double grad_error16(const Inputs16<X, Y>& d, const Index n, const double grad_scale) {
+  const auto xs = d.xs;
+  const auto ys = d.ys;
+  const auto gs = d.gs;
+  const double scale = grad_scale / static_cast<double>(n);
+  double diff = 0, norm = 0;
+  Kokkos::parallel_reduce(
+      "bench::grad_error16", Range(space(), 0, n),
+      KOKKOS_LAMBDA(Index i, double& e, double& w) {
+        const double y = value(ys(i));
+        const double want = -y / (1.0 + Kokkos::exp(y * value(xs(i)))) * scale;
+        const double a = Kokkos::abs(value(gs(i)) - want);
+        e += a == a ? a : Kokkos::Experimental::infinity<double>::value;
+        w += Kokkos::abs(want);
+      },
+      diff, norm);
+  return diff / norm;
+}
+
+/// forward_mean, backward and fused (gradients in x's type) of X and Y. fp16 gradients of a mean over millions of
+/// elements fall below fp16's range, so the gradient rows scale the loss by N (grad_loss = N) as mixed-precision
+/// training does.
 template <class X, class Y>
 void add(const std::string& name, const int input_bytes) {
   using softmargin::Algorithm;
@@ -143,10 +146,29 @@ void add(const std::string& name, const int input_bytes) {
   mean.own_check = [](const Variant& v, const Buffers& b) {
     Kokkos::deep_copy(space(), inputs16<X, Y>(b).result, std::numeric_limits<float>::quiet_NaN());
     v.call(b, 0);
-    return error16(inputs16<X, Y>(b), b.shape.size(), 0.0);
+    return mean_error16(inputs16<X, Y>(b), b.shape.size());
   };
   add_variant(std::move(mean));
   // One ulp of the gradient's type, relative, on average: 2^-8 (bf16) and 2^-11 (fp16).
+  const double grad_tolerance = is_fp16 ? 0x1.0p-11 : 0x1.0p-8;
+  Variant backward{"half/" + name + "/backward",
+                   [grad_loss](const Buffers& b, int k) {
+                     const auto& d = inputs16<X, Y>(b);
+                     softmargin::backward(space(), d.x[k], d.y[k], grad_loss(b), d.grad[k], Reduction::Mean,
+                                          Algorithm::Auto);
+                   },
+                   Check::Own,
+                   input_bytes + 2,
+                   PeerKind::Axpy,
+                   grad_tolerance};
+  backward.own_check = [grad_loss](const Variant& v, const Buffers& b) {
+    const auto& d = inputs16<X, Y>(b);
+    Kokkos::deep_copy(space(), d.gs, X(std::numeric_limits<float>::quiet_NaN()));
+    v.call(b, 0);
+    space().fence();
+    return grad_error16(d, b.shape.size(), grad_loss(b));
+  };
+  add_variant(std::move(backward));
   Variant fused{"half/" + name + "/fused",
                 [grad_loss](const Buffers& b, int k) {
                   const auto& d = inputs16<X, Y>(b);
@@ -156,14 +178,14 @@ void add(const std::string& name, const int input_bytes) {
                 Check::Own,
                 input_bytes + 2,
                 PeerKind::Axpy,
-                is_fp16 ? 0x1.0p-11 : 0x1.0p-8};
+                grad_tolerance};
   fused.own_check = [grad_loss](const Variant& v, const Buffers& b) {
     const auto& d = inputs16<X, Y>(b);
     Kokkos::deep_copy(space(), d.gs, X(std::numeric_limits<float>::quiet_NaN()));
     Kokkos::deep_copy(space(), d.result, std::numeric_limits<float>::quiet_NaN());
     v.call(b, 0);
     space().fence();
-    return error16(d, b.shape.size(), grad_loss(b));
+    return std::max(mean_error16(d, b.shape.size()), grad_error16(d, b.shape.size(), grad_loss(b)));
   };
   add_variant(std::move(fused));
 }

@@ -8,6 +8,12 @@
 #include <cstdint>
 #include <type_traits>
 
+#if !defined(__CUDACC__) && !defined(__HIPCC__) && (defined(__GNUC__) || defined(__clang__)) && \
+    defined(__x86_64__) && defined(__AVX512F__)
+#define SOFTMARGIN_IMPL_AVX512 1
+#include <immintrin.h>
+#endif
+
 namespace softmargin::Impl {
 
 /// Type the reductions accumulate in: at least double, so that a float mean over 2^31 elements stays within a few
@@ -26,41 +32,62 @@ KOKKOS_FORCEINLINE_FUNCTION float madd(const float a, const float b, const float
 #endif
 }
 
-/// exp(a) for a <= 0 (or NaN) in float, branch-free, for hosts: a = n ln2 + r (Cody-Waite, |r| <= ln2/2), e^r by a
-/// polynomial, times 2^(n + 64) (exact: n >= -150) and 2^-64, so that a subnormal result is rounded once, as it
-/// should be; n comes from the bits of the rounding sum 1.5 2^23 + n, with no float-to-int conversion. The polynomial:
-///  - accurate (Fast false): e^r's degree-7 Taylor polynomial; within 0.94 ulp of fp64 exp for every float in
-///    [-104, 0] with FMA, 1.22 ulp where madd is two roundings;
-///  - fast (the fast form of the loss, FastLoss): 1 + r q(r), q of degree 4 fitted to (e^r - 1) / r for the least
-///    relative error (9.2e-8), two FMAs fewer; within 1.99 ulp with FMA, 2.28 ulp without.
-/// (Both checked exhaustively.) 0 below -104, NaN for NaN.
+#if defined(SOFTMARGIN_IMPL_AVX512)
+/// madd for 16 floats on AVX-512 hosts: the polynomials below also serve the host pack kernels
+/// (SoftMargin_HostFast.hpp).
+inline __m512 madd(const __m512 a, const __m512 b, const __m512 c) { return _mm512_fmadd_ps(a, b, c); }
+#endif
+
+/// c in every lane of T: float, or a vector of floats (GCC and Clang broadcast a scalar operand).
+template <class T>
+KOKKOS_FORCEINLINE_FUNCTION T splat(const float c) {
+  return T{} + c;
+}
+
+/// e^r for |r| <= ln2/2, the reduced argument of exp_nonpos_poly: accurate (Fast false), e^r's degree-7 Taylor
+/// polynomial; fast, 1 + r q(r), q of degree 4 fitted to (e^r - 1) / r for the least relative error (9.2e-8), two
+/// FMAs fewer.
+template <bool Fast, class T>
+KOKKOS_FORCEINLINE_FUNCTION T exp_reduced(const T r) {
+  T p;
+  if constexpr (Fast) {
+    p = splat<T>(8.290211607e-03f);
+    p = madd(p, r, splat<T>(4.189780289e-02f));
+    p = madd(p, r, splat<T>(1.666763933e-01f));
+    p = madd(p, r, splat<T>(4.999915071e-01f));
+    p = madd(p, r, splat<T>(9.999997048e-01f));
+  } else {
+    p = splat<T>(1.0f / 5040.0f);
+    p = madd(p, r, splat<T>(1.0f / 720.0f));
+    p = madd(p, r, splat<T>(1.0f / 120.0f));
+    p = madd(p, r, splat<T>(1.0f / 24.0f));
+    p = madd(p, r, splat<T>(1.0f / 6.0f));
+    p = madd(p, r, splat<T>(0.5f));
+    p = madd(p, r, splat<T>(1.0f));
+  }
+  return madd(p, r, splat<T>(1.0f));
+}
+
+/// The Cody-Waite split of ln2 for exp's argument reduction: ln2 = kLn2Hi + kLn2Lo, kLn2Hi with 12 significant bits
+/// (n kLn2Hi is exact for |n| < 2^12).
+inline constexpr float kLn2Hi = 0.693145751953125f, kLn2Lo = 1.428606765330187e-06f, kLog2e = 1.44269504088896341f;
+
+/// exp(a) for a <= 0 (or NaN) in float, branch-free, for hosts: a = n ln2 + r (Cody-Waite, |r| <= ln2/2), e^r by
+/// exp_reduced, times 2^(n + 64) (exact: n >= -150) and 2^-64, so that a subnormal result is rounded once, as it
+/// should be; n comes from the bits of the rounding sum 1.5 2^23 + n, with no float-to-int conversion. Within 0.94
+/// ulp of fp64 exp for every float in [-104, 0] with FMA, 1.22 ulp where madd is two roundings; the fast polynomial
+/// (the fast form of the loss, FastLoss) within 1.99 and 2.28 ulp (both checked exhaustively). 0 below -104, NaN for
+/// NaN.
 template <bool Fast = false>
 KOKKOS_FORCEINLINE_FUNCTION float exp_nonpos_poly(float a) {
   a = a < -104.0f ? -104.0f : a;  // e^-104 rounds to 0; a NaN passes
-  float nf = a * 1.44269504088896341f;
+  float nf = a * kLog2e;
   const float shifted = nf + 12582912.0f;  // n = round(nf) in the low bits (|nf| < 2^22)
   nf = shifted - 12582912.0f;
-  const float r = madd(nf, -1.428606765330187e-06f, madd(nf, -0.693145751953125f, a));
-  float p;
-  if constexpr (Fast) {
-    p = 8.290211607e-03f;
-    p = madd(p, r, 4.189780289e-02f);
-    p = madd(p, r, 1.666763933e-01f);
-    p = madd(p, r, 4.999915071e-01f);
-    p = madd(p, r, 9.999997048e-01f);
-  } else {
-    p = 1.0f / 5040.0f;
-    p = madd(p, r, 1.0f / 720.0f);
-    p = madd(p, r, 1.0f / 120.0f);
-    p = madd(p, r, 1.0f / 24.0f);
-    p = madd(p, r, 1.0f / 6.0f);
-    p = madd(p, r, 0.5f);
-    p = madd(p, r, 1.0f);
-  }
-  p = madd(p, r, 1.0f);
+  const float r = madd(nf, -kLn2Lo, madd(nf, -kLn2Hi, a));
   // 2^(n + 64): exponent field n + 64 + 127 = bits(shifted) - 0x4B400000 + 191 (for a NaN some scale: p is NaN)
   const std::uint32_t e = (Kokkos::bit_cast<std::uint32_t>(shifted) - (0x4B400000u - 191u)) << 23;
-  return p * Kokkos::bit_cast<float>(e) * 0x1p-64f;
+  return exp_reduced<Fast>(r) * Kokkos::bit_cast<float>(e) * 0x1p-64f;
 }
 
 /// exp(a) for a <= 0 (or NaN): the only range softplus needs. Devices use their exp (CUDA's expf: a few
@@ -101,16 +128,17 @@ KOKKOS_FORCEINLINE_FUNCTION T log1p_unit(const T e) {
 }
 
 /// log1p(e) for e in [0, 1] in the fast form: e q(e), q a degree-7 polynomial (Chebyshev interpolation of
-/// log1p(e)/e on [0, 1], 2.4e-7 relative), two FMAs fewer than log1p_unit.
-KOKKOS_FORCEINLINE_FUNCTION float log1p_unit_fast(const float e) {
-  float p = -8.371152915e-03f;
-  p = madd(p, e, 4.349390045e-02f);
-  p = madd(p, e, -1.068500280e-01f);
-  p = madd(p, e, 1.768747717e-01f);
-  p = madd(p, e, -2.447477430e-01f);
-  p = madd(p, e, 3.327192962e-01f);
-  p = madd(p, e, -4.999717474e-01f);
-  p = madd(p, e, 9.999997616e-01f);
+/// log1p(e)/e on [0, 1], 2.4e-7 relative), two FMAs fewer than log1p_unit. T: float, or a vector of floats on hosts.
+template <class T>
+KOKKOS_FORCEINLINE_FUNCTION T log1p_unit_fast(const T e) {
+  T p = splat<T>(-8.371152915e-03f);
+  p = madd(p, e, splat<T>(4.349390045e-02f));
+  p = madd(p, e, splat<T>(-1.068500280e-01f));
+  p = madd(p, e, splat<T>(1.768747717e-01f));
+  p = madd(p, e, splat<T>(-2.447477430e-01f));
+  p = madd(p, e, splat<T>(3.327192962e-01f));
+  p = madd(p, e, splat<T>(-4.999717474e-01f));
+  p = madd(p, e, splat<T>(9.999997616e-01f));
   return p * e;
 }
 
@@ -119,8 +147,8 @@ KOKKOS_FORCEINLINE_FUNCTION float log1p_unit_fast(const float e) {
 /// and log1p take about 30 instructions an element; here exp(-|z|) is the multi-function unit's 2^t (ex2.approx,
 /// within 2 ulp, subnormal results kept), t = -|z| log2(e) rounded to float, times 1 + (the rounding error of t) ln 2:
 /// without that correction the error of t alone would reach 1e-6 relative at |z| = 17. Its log1p is log1p_unit_fast.
-/// Hosts take exp_nonpos_poly's fast polynomial and log1p_unit_fast, and divide a pack of 16-bit gradients at once
-/// (loss_fast_and_dloss_dx_parts). The unit tests bound the fast form at 8 float ulps of fp64 for
+/// Hosts take exp_nonpos_poly's fast polynomial and log1p_unit_fast (with AVX-512, a pack at a time:
+/// SoftMargin_HostFast.hpp). The unit tests bound the fast form at 8 float ulps of fp64 for
 /// every bf16 x and y in {-1, 1, 3, -7} on every backend; NaN in gives NaN, inf gives inf or 0. Double: the accurate
 /// form.
 struct FastLoss {
@@ -221,23 +249,6 @@ KOKKOS_FORCEINLINE_FUNCTION T loss_and_dloss_dx_fast(const T x, const T y, T& gr
   } else {
     return loss_and_dloss_dx(x, y, grad);
   }
-}
-
-/// d loss / d x in the fast form for float on hosts, at z = -y x, as the quotient num / den (num = -y (z >= 0 ? 1 :
-/// e), den = 1 + e), which the host kernels divide a pack at a time to a 16-bit gradient's precision (divide_approx);
-/// returns e = exp(-|z|).
-KOKKOS_FORCEINLINE_FUNCTION float dloss_dx_fast_parts(const float z, const float y, float& num, float& den) {
-  const float e = exp_nonpos_poly<true>(-Kokkos::abs(z));
-  num = -y * (z >= 0.0f ? 1.0f : e);
-  den = 1.0f + e;
-  return e;
-}
-
-/// The fast form of loss(x, y) for float on hosts, and d loss / d x as dloss_dx_fast_parts gives it.
-KOKKOS_FORCEINLINE_FUNCTION float loss_fast_and_dloss_dx_parts(const float x, const float y, float& num, float& den) {
-  const float z = -y * x;
-  const float e = dloss_dx_fast_parts(z, y, num, den);
-  return (z > 0.0f ? z : 0.0f) + log1p_unit_fast(e);
 }
 
 }  // namespace softmargin::Impl

@@ -6,6 +6,7 @@
 #include <Kokkos_Core.hpp>
 #include <type_traits>
 
+#include "SoftMargin_HostFast.hpp"
 #include "SoftMargin_PackConvert.hpp"
 #include "SoftMargin_Packs.hpp"
 #include "SoftMargin_Values.hpp"
@@ -46,10 +47,11 @@ struct OpTypes {
   /// Whether the loss may take its fast form (Impl::loss_fast): 16-bit x, whose passes read 3 or 4 bytes an element
   /// and are bound by the loss's arithmetic; used where the float losses are reduced or rounded to 16 bits.
   static constexpr bool fast_x = sizeof(x_type) == 2;
-  /// Whether a pass writing a gradient of type G computes it in the fast form, a pack divided at once
-  /// (dloss_dx_fast_parts, divide_approx): 16-bit x and G on a host backend.
+  /// Whether the fast form's packs are computed by the host's vector kernels (SoftMargin_HostFast.hpp): 16-bit x on a
+  /// host backend whose target has them; and whether a pass writing a gradient of type G takes them (G 16-bit).
+  static constexpr bool host_fast_packs = fast_x && is_host_space_v<execution_space> && fast_packs_v<width>;
   template <class G>
-  static constexpr bool host_fast_grad = fast_x && sizeof(G) == 2 && is_host_space_v<execution_space>;
+  static constexpr bool host_fast_grad = host_fast_packs && sizeof(G) == 2;
   using pack_type = PackOf<value_type, width>;
   template <class V>
   using pack_of = PackOf<typename V::non_const_value_type, width>;

@@ -233,21 +233,6 @@ KOKKOS_FORCEINLINE_FUNCTION void round_scaled(const C scale, const C (&in)[W], O
   for (int k = 0; k < W; ++k) out[k] = round_to<O>(scale * in[k]);
 }
 
-/// out[k] = num[k] / den[k] for a pack of W floats, within 2^-14 relative (enough for a result rounded to bf16 or
-/// fp16 to be within one unit of the correctly rounded quotient): AVX-512's reciprocal estimate where the target has
-/// it (the division costs a tenth of the fused 16-bit pass's time on such hosts), else the division.
-template <int W>
-KOKKOS_FORCEINLINE_FUNCTION void divide_approx(const float (&num)[W], const float (&den)[W], float (&out)[W]) {
-#if defined(SOFTMARGIN_IMPL_HOST_VECTORS) && defined(__x86_64__) && defined(__AVX512F__)
-  if constexpr (W % 16 == 0) {
-    for (int k = 0; k < W; k += 16)
-      _mm512_storeu_ps(out + k, _mm512_mul_ps(_mm512_loadu_ps(num + k), _mm512_rcp14_ps(_mm512_loadu_ps(den + k))));
-    return;
-  }
-#endif
-  for (int k = 0; k < W; ++k) out[k] = num[k] / den[k];
-}
-
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
 #endif

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "SoftMargin_Math.hpp"
 #include "SoftMargin_Tuning.hpp"
 #include "SoftMargin_Workspace.hpp"
 
@@ -59,7 +60,10 @@ KOKKOS_FORCEINLINE_FUNCTION A halving_sum(A* d) {
 ///  - Narrow packs (devices, Narrow true): each pack's values are added pairwise in T and the pack sum converted once
 ///    (on GPUs a conversion to double costs the issue slots of 8 float operations). Where a pack sum is not finite in T
 ///    (losses near T's max, inf, NaN) the values are added in A instead, so nothing overflows that the A sum would not.
-template <class A, class P, bool Narrow>
+///  - Vector (wide packs that an AVX-512 kernel computed, SoftMargin_HostFast.hpp): the same lane sums as whole-vector
+///    converts and adds written out, since compilers do not vectorize a sum that starts from a vector's lanes (GCC 12
+///    left it scalar); where compilers vectorize the losses themselves, their own lane sums measured faster.
+template <class A, class P, bool Narrow, bool Vector = false>
 struct LaneSums {
   using T = typename P::value_type;
   static constexpr bool narrow = Narrow && !std::is_same_v<A, T>;
@@ -85,6 +89,16 @@ struct LaneSums {
           for (int k = 0; k < P::width; ++k) v[0] += static_cast<A>(p[j].v[k]);
       }
     } else {
+#if defined(SOFTMARGIN_IMPL_AVX512)
+      if constexpr (Vector && std::is_same_v<A, double> && std::is_same_v<T, float> && P::width == 16) {
+        for (int j = 0; j < K; ++j) {
+          const __m512 f = _mm512_loadu_ps(p[j].v);
+          _mm512_storeu_pd(v, _mm512_add_pd(_mm512_loadu_pd(v), _mm512_cvtps_pd(_mm512_castps512_ps256(f))));
+          _mm512_storeu_pd(v + 8, _mm512_add_pd(_mm512_loadu_pd(v + 8), _mm512_cvtps_pd(_mm512_extractf32x8_ps(f, 1))));
+        }
+        return;
+      }
+#endif
       for (int j = 0; j < K; ++j)
         for (int k = 0; k < P::width; ++k) v[k] += static_cast<A>(p[j].v[k]);
     }
@@ -178,6 +192,12 @@ struct ShareSum<Op, false> {
 template <class Op>
 using share_result_t = typename ShareSum<Op>::result;
 
+/// Whether an op's packs come from vector kernels (Op::vector_lane_sums), whose sums LaneSums writes out as vectors.
+template <class Op, class = void>
+inline constexpr bool vector_lane_sums_v = false;
+template <class Op>
+inline constexpr bool vector_lane_sums_v<Op, std::void_t<decltype(Op::vector_lane_sums)>> = Op::vector_lane_sums;
+
 /// Op over this thread's share of n elements, `share_of(count)` giving the share of `count` items. With `packed`,
 /// whole packs of W elements (Unroll of them at a time: their loads issued before any of their arithmetic, which
 /// the GPU compiler keeps in source order), then the n % W tail one by one; else one element at a time.
@@ -195,7 +215,7 @@ KOKKOS_FORCEINLINE_FUNCTION share_result_t<Op> for_share(const Op& op, const Ind
       const Index packs = n / W;
       const Share<Index> s = share_of(packs);
       constexpr bool narrow = !is_host_space_v<typename Op::execution_space>;
-      [[maybe_unused]] std::conditional_t<reduces, LaneSums<A, P, narrow>, int> lanes{};
+      [[maybe_unused]] std::conditional_t<reduces, LaneSums<A, P, narrow, vector_lane_sums_v<Op>>, int> lanes{};
       Index p = s.begin;
       if constexpr (Unroll > 1) {
         for (; p + (Unroll - 1) * s.step < s.end; p += Unroll * s.step) {
