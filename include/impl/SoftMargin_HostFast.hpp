@@ -31,8 +31,8 @@ inline Margin margin(const float* x, const float* y) {
   const __m512 z = _mm512_mul_ps(neg_y, _mm512_loadu_ps(x));
   // |z| clamped to 104 (e^-104 rounds to 0): vminps returns its second operand, |z|, where that is NaN
   const __m512 a = _mm512_min_ps(_mm512_set1_ps(104.0f), _mm512_abs_ps(z));
-  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(a, _mm512_set1_ps(-kLog2e)),
-                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __m512 n =
+      _mm512_roundscale_ps(_mm512_mul_ps(a, _mm512_set1_ps(-kLog2e)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   // r = -a - n ln2, each term one rounding as in exp_nonpos_poly
   const __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Lo), _mm512_fnmsub_ps(n, _mm512_set1_ps(kLn2Hi), a));
   return {z, neg_y, _mm512_scalef_ps(exp_reduced<true>(r), n)};  // p 2^n, rounded once where subnormal

@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <type_traits>
 
-#if !defined(__CUDACC__) && !defined(__HIPCC__) && (defined(__GNUC__) || defined(__clang__)) && \
-    defined(__x86_64__) && defined(__AVX512F__)
+#if !defined(__CUDACC__) && !defined(__HIPCC__) && (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__) && \
+    defined(__AVX512F__)
 #define SOFTMARGIN_IMPL_AVX512 1
 #include <immintrin.h>
 #endif

@@ -1,11 +1,11 @@
 // SoftMargin: packs of values converted between their storage types and the compute type, a pack at a time.
 //
 // On devices a pack converts value by value (one register each). On hosts int8_t and bool targets, fp16 values and
-// roundings to bf16 and fp16 convert as whole vectors (GCC and Clang vector extensions, and x86's own fp16 conversions
-// where the target has F16C): left to the compilers' vectorizers, these conversions, inlined into the kernels'
-// unrolled loops, stay (partly) scalar (one int-to-float conversion or one 16-bit rounding an element), which makes
-// 16-bit passes slower than float ones on hosts. The results are the same bits either way (Values.hpp's to_compute,
-// target_value and round_to).
+// roundings to bf16 and fp16 convert as whole vectors (GCC and Clang vector extensions, and x86's own conversions
+// where the target has them: F16C for fp16, AVX512-BF16 for rounding to bf16): left to the compilers' vectorizers,
+// these conversions, inlined into the kernels' unrolled loops, stay (partly) scalar (one int-to-float conversion or one
+// 16-bit rounding an element), which makes 16-bit passes slower than float ones on hosts. The results are the same bits
+// either way (Values.hpp's to_compute, target_value and round_to).
 #ifndef SOFTMARGIN_IMPL_PACK_CONVERT_HPP
 #define SOFTMARGIN_IMPL_PACK_CONVERT_HPP
 
@@ -222,7 +222,8 @@ KOKKOS_FORCEINLINE_FUNCTION void round_scaled(const C scale, const C (&in)[W], O
     const F32 v = load_vector<F32>(in) * scale;
     if constexpr (std::is_same_v<O, bf16>) {
       if (narrow_bf16_x86(v, out)) return;
-      store_vector(out, __builtin_convertvector(bf16_round_bits<VectorLanes<W>>((host_vector_t<std::uint32_t, W>)v), U16));
+      store_vector(out,
+                   __builtin_convertvector(bf16_round_bits<VectorLanes<W>>((host_vector_t<std::uint32_t, W>)v), U16));
     } else {
       if (narrow_fp16_x86(v, out)) return;
       store_vector(out, __builtin_convertvector(fp16_round_bits<VectorLanes<W>>(v), U16));
