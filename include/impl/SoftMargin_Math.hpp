@@ -34,7 +34,7 @@ KOKKOS_FORCEINLINE_FUNCTION float madd(const float a, const float b, const float
 
 #if defined(SOFTMARGIN_IMPL_AVX512)
 /// madd for 16 floats on AVX-512 hosts: the polynomials below also serve the host pack kernels
-/// (SoftMargin_HostFast.hpp).
+/// (SoftMargin_HostPacks.hpp).
 inline __m512 madd(const __m512 a, const __m512 b, const __m512 c) { return _mm512_fmadd_ps(a, b, c); }
 #endif
 
@@ -110,20 +110,20 @@ KOKKOS_FORCEINLINE_FUNCTION T exp_nonpos(const T a) {
 /// log1pf. Double uses Kokkos::log1p.
 template <class T>
 KOKKOS_FORCEINLINE_FUNCTION T log1p_unit(const T e) {
-  if constexpr (std::is_same_v<T, float>) {
-    float p = -3.176056929e-03f;
-    p = madd(p, e, 1.954252686e-02f);
-    p = madd(p, e, -5.637361209e-02f);
-    p = madd(p, e, 1.054362372e-01f);
-    p = madd(p, e, -1.526966703e-01f);
-    p = madd(p, e, 1.966327424e-01f);
-    p = madd(p, e, -2.495161626e-01f);
-    p = madd(p, e, 3.332971050e-01f);
-    p = madd(p, e, -4.999989265e-01f);
-    p = madd(p, e, 9.999999947e-01f);
-    return p * e;
-  } else {
+  if constexpr (std::is_same_v<T, double>) {
     return Kokkos::log1p(e);
+  } else {  // float, or a vector of floats on hosts
+    T p = splat<T>(-3.176056929e-03f);
+    p = madd(p, e, splat<T>(1.954252686e-02f));
+    p = madd(p, e, splat<T>(-5.637361209e-02f));
+    p = madd(p, e, splat<T>(1.054362372e-01f));
+    p = madd(p, e, splat<T>(-1.526966703e-01f));
+    p = madd(p, e, splat<T>(1.966327424e-01f));
+    p = madd(p, e, splat<T>(-2.495161626e-01f));
+    p = madd(p, e, splat<T>(3.332971050e-01f));
+    p = madd(p, e, splat<T>(-4.999989265e-01f));
+    p = madd(p, e, splat<T>(9.999999947e-01f));
+    return p * e;
   }
 }
 
@@ -148,7 +148,7 @@ KOKKOS_FORCEINLINE_FUNCTION T log1p_unit_fast(const T e) {
 /// within 2 ulp, subnormal results kept), t = -|z| log2(e) rounded to float, times 1 + (the rounding error of t) ln 2:
 /// without that correction the error of t alone would reach 1e-6 relative at |z| = 17. Its log1p is log1p_unit_fast.
 /// Hosts take exp_nonpos_poly's fast polynomial and log1p_unit_fast (with AVX-512, a pack at a time:
-/// SoftMargin_HostFast.hpp). The unit tests bound the fast form at 8 float ulps of fp64 for
+/// SoftMargin_HostPacks.hpp). The unit tests bound the fast form at 8 float ulps of fp64 for
 /// every bf16 x and y in {-1, 1, 3, -7} on every backend; NaN in gives NaN, inf gives inf or 0. Double: the accurate
 /// form.
 struct FastLoss {

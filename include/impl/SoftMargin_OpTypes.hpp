@@ -6,7 +6,7 @@
 #include <Kokkos_Core.hpp>
 #include <type_traits>
 
-#include "SoftMargin_HostFast.hpp"
+#include "SoftMargin_HostPacks.hpp"
 #include "SoftMargin_PackConvert.hpp"
 #include "SoftMargin_Packs.hpp"
 #include "SoftMargin_Values.hpp"
@@ -47,11 +47,10 @@ struct OpTypes {
   /// Whether the loss may take its fast form (Impl::loss_fast): 16-bit x, whose passes read 3 or 4 bytes an element
   /// and are bound by the loss's arithmetic; used where the float losses are reduced or rounded to 16 bits.
   static constexpr bool fast_x = sizeof(x_type) == 2;
-  /// Whether the fast form's packs are computed by the host's vector kernels (SoftMargin_HostFast.hpp): 16-bit x on a
-  /// host backend whose target has them; and whether a pass writing a gradient of type G takes them (G 16-bit).
-  static constexpr bool host_fast_packs = fast_x && is_host_space_v<execution_space> && fast_packs_v<width>;
-  template <class G>
-  static constexpr bool host_fast_grad = host_fast_packs && sizeof(G) == 2;
+  /// Whether the packs are computed by the host's vector kernels (SoftMargin_HostPacks.hpp): float arithmetic on a
+  /// host backend whose target has them.
+  static constexpr bool host_packs =
+      std::is_same_v<value_type, float> && is_host_space_v<execution_space> && host_packs_v<width>;
   using pack_type = PackOf<value_type, width>;
   template <class V>
   using pack_of = PackOf<typename V::non_const_value_type, width>;

@@ -10,7 +10,7 @@
 #include <Kokkos_Core.hpp>
 #include <type_traits>
 
-#include "SoftMargin_HostFast.hpp"
+#include "SoftMargin_HostPacks.hpp"
 #include "SoftMargin_Math.hpp"
 #include "SoftMargin_OpTypes.hpp"
 #include "SoftMargin_PackConvert.hpp"
@@ -32,7 +32,7 @@ struct LossOp : OpTypes<XV, YV> {
                                        "softmargin::loss::native"};
   using inputs_type = InputPacks<XV, YV>;
   static constexpr bool packable = is_flat_v<XV> && is_flat_v<YV>;
-  static constexpr bool vector_lane_sums = types::host_fast_packs;
+  static constexpr bool vector_lane_sums = types::host_packs;
   /// The loss of one element: the fast form for 16-bit x (its sum is what the pass returns).
   KOKKOS_FORCEINLINE_FUNCTION static value_type loss_of(const value_type xv, const value_type yv) {
     if constexpr (types::fast_x)
@@ -59,8 +59,8 @@ struct LossOp : OpTypes<XV, YV> {
   KOKKOS_FORCEINLINE_FUNCTION pack_type apply(const inputs_type& in, const Index, const value_type) const {
     pack_type xc, yc, l;
     in.widen(xc, yc);
-    if constexpr (types::host_fast_packs)
-      loss_fast_pack(xc.v, yc.v, l.v);
+    if constexpr (types::host_packs)
+      loss_pack<types::fast_x>(xc.v, yc.v, l.v);
     else
       for (int k = 0; k < pack_type::width; ++k) l.v[k] = loss_of(xc.v[k], yc.v[k]);
     return l;
@@ -107,8 +107,8 @@ struct LossNoneOp : OpTypes<XV, YV> {
     pack_type xc, yc;
     in.widen(xc, yc);
     pack_type l;
-    if constexpr (types::host_fast_packs && sizeof(out_type) == 2)
-      loss_fast_pack(xc.v, yc.v, l.v);
+    if constexpr (types::host_packs)
+      loss_pack<types::fast_x && sizeof(out_type) == 2>(xc.v, yc.v, l.v);
     else
       for (int k = 0; k < pack_type::width; ++k) l.v[k] = loss_of(xc.v[k], yc.v[k]);
     typename types::template pack_of<OV> o;
@@ -173,8 +173,8 @@ struct GradOp : OpTypes<XV, YV> {
   KOKKOS_FORCEINLINE_FUNCTION void apply(const inputs_type& in, const Index p, const value_type s) const {
     pack_type xc, yc, d;
     in.widen(xc, yc);
-    if constexpr (types::template host_fast_grad<grad_type>)
-      grad_fast_pack(xc.v, yc.v, d.v);
+    if constexpr (types::host_packs)
+      grad_pack<types::fast_x && sizeof(grad_type) == 2>(xc.v, yc.v, d.v);
     else
       for (int k = 0; k < pack_type::width; ++k) d.v[k] = dloss_dx<value_type>(xc.v[k], yc.v[k]);
     typename types::template pack_of<GV> g;
@@ -203,7 +203,7 @@ struct LossGradOp : OpTypes<XV, YV> {
   using grad_type = typename GV::non_const_value_type;
   using inputs_type = InputPacks<XV, YV>;
   static constexpr bool packable = is_flat_v<XV> && is_flat_v<YV> && is_flat_v<GV>;
-  static constexpr bool vector_lane_sums = types::template host_fast_grad<grad_type>;
+  static constexpr bool vector_lane_sums = types::host_packs;
   /// Loss and gradient of one element: the fast form for 16-bit x with a 16-bit gradient (the loss is summed).
   KOKKOS_FORCEINLINE_FUNCTION static value_type loss_and_grad_of(const value_type xv, const value_type yv,
                                                                  value_type& g) {
@@ -238,8 +238,8 @@ struct LossGradOp : OpTypes<XV, YV> {
   KOKKOS_FORCEINLINE_FUNCTION pack_type apply(const inputs_type& in, const Index p, const value_type s) const {
     pack_type xc, yc, l, d;
     in.widen(xc, yc);
-    if constexpr (types::template host_fast_grad<grad_type>)
-      loss_and_grad_fast_pack(xc.v, yc.v, l.v, d.v);
+    if constexpr (types::host_packs)
+      loss_and_grad_pack<types::fast_x && sizeof(grad_type) == 2>(xc.v, yc.v, l.v, d.v);
     else
       for (int k = 0; k < pack_type::width; ++k) l.v[k] = loss_and_grad_of(xc.v[k], yc.v[k], d.v[k]);
     typename types::template pack_of<GV> g;

@@ -60,9 +60,9 @@ KOKKOS_FORCEINLINE_FUNCTION A halving_sum(A* d) {
 ///  - Narrow packs (devices, Narrow true): each pack's values are added pairwise in T and the pack sum converted once
 ///    (on GPUs a conversion to double costs the issue slots of 8 float operations). Where a pack sum is not finite in T
 ///    (losses near T's max, inf, NaN) the values are added in A instead, so nothing overflows that the A sum would not.
-///  - Vector (wide packs that an AVX-512 kernel computed, SoftMargin_HostFast.hpp): the same lane sums as whole-vector
+///  - Vector (wide packs that an AVX-512 kernel computed, SoftMargin_HostPacks.hpp): the same lane sums as whole-vector
 ///    converts and adds written out, since compilers do not vectorize a sum that starts from a vector's lanes (GCC 12
-///    left it scalar); where compilers vectorize the losses themselves, their own lane sums measured faster.
+///    left it scalar).
 template <class A, class P, bool Narrow, bool Vector = false>
 struct LaneSums {
   using T = typename P::value_type;

@@ -1,0 +1,110 @@
+// SoftMargin: the loss and its gradient in float a pack at a time on AVX-512 hosts, in the accurate form or the fast
+// one (Fast: the passes of 16-bit x whose float results are summed or rounded to 16 bits).
+//
+// Compilers vectorize the element-wise loss (SoftMargin_Math.hpp) but not all of it tightly: the exp's clamp becomes
+// a comparison and masked constants, its 2^n an integer add, a shift and two multiplies, its rounding of n an add and
+// a subtract. Here each is one instruction (vminps, vscalefps, vrndscaleps) around the same polynomials, which gives
+// the same exp(-|z|) bit for bit and the same losses and float gradients to within their last rounding (compilers may
+// fuse the element form's last multiply and add). The fast form's sigmoid divides by the reciprocal estimate
+// (vrcp14ps, within 2^-14 relative: a gradient rounded to bf16 or fp16 stays within one unit of the correctly rounded
+// one). Other targets compute the pack element by element (host_packs_v is false).
+#ifndef SOFTMARGIN_IMPL_HOST_PACKS_HPP
+#define SOFTMARGIN_IMPL_HOST_PACKS_HPP
+
+#include <Kokkos_Macros.hpp>
+
+#include "SoftMargin_Math.hpp"
+
+namespace softmargin::Impl {
+
+/// Whether this target computes packs of W floats here.
+template <int W>
+inline constexpr bool host_packs_v =
+#if defined(SOFTMARGIN_IMPL_AVX512)
+    W % 16 == 0;
+#else
+    false;
+#endif
+
+#if defined(SOFTMARGIN_IMPL_AVX512)
+namespace avx512 {
+
+/// z = -y x, -y and e = exp(-|z|) of 16 elements (exp_nonpos_poly<Fast>(-|z|) bit for bit).
+struct Margin {
+  __m512 z, neg_y, e;
+};
+
+template <bool Fast>
+inline Margin margin(const float* x, const float* y) {
+  const __m512 neg_y =
+      _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(_mm512_loadu_ps(y)), _mm512_set1_epi32(INT32_MIN)));
+  const __m512 z = _mm512_mul_ps(neg_y, _mm512_loadu_ps(x));
+  // |z| clamped to 104 (e^-104 rounds to 0): vminps returns its second operand, |z|, where that is NaN
+  const __m512 a = _mm512_min_ps(_mm512_set1_ps(104.0f), _mm512_abs_ps(z));
+  const __m512 n =
+      _mm512_roundscale_ps(_mm512_mul_ps(a, _mm512_set1_ps(-kLog2e)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  // r = -a - n ln2, each term one rounding as in exp_nonpos_poly
+  const __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Lo), _mm512_fnmsub_ps(n, _mm512_set1_ps(kLn2Hi), a));
+  return {z, neg_y, _mm512_scalef_ps(exp_reduced<Fast>(r), n)};  // p 2^n, rounded once where subnormal
+}
+
+/// d loss / d x = -y (z >= 0 ? 1 : e) / (1 + e); the fast form divides by the reciprocal estimate.
+template <bool Fast>
+inline __m512 dloss_dx(const Margin& m) {
+  const __m512 one = _mm512_set1_ps(1.0f);
+  const __m512 num = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(m.z, _mm512_setzero_ps(), _CMP_GE_OQ), m.e, one);
+  if constexpr (Fast)
+    return _mm512_mul_ps(_mm512_mul_ps(m.neg_y, num), _mm512_rcp14_ps(_mm512_add_ps(one, m.e)));
+  else
+    return _mm512_mul_ps(m.neg_y, _mm512_div_ps(num, _mm512_add_ps(one, m.e)));
+}
+
+/// loss = max(z, 0) + log1p(e): vmaxps gives 0 for a NaN z, as the element form does; the NaN comes through e.
+template <bool Fast>
+inline __m512 loss(const Margin& m) {
+  const __m512 pos = _mm512_max_ps(m.z, _mm512_setzero_ps());
+  if constexpr (Fast)
+    return _mm512_add_ps(pos, log1p_unit_fast(m.e));
+  else
+    return _mm512_add_ps(pos, log1p_unit(m.e));
+}
+
+}  // namespace avx512
+#endif
+
+/// The losses of a pack of W floats (host_packs_v<W>).
+template <bool Fast, int W>
+KOKKOS_FORCEINLINE_FUNCTION void loss_pack(const float (&x)[W], const float (&y)[W], float (&loss)[W]) {
+  static_assert(host_packs_v<W>, "a target without the host pack kernels");
+#if defined(SOFTMARGIN_IMPL_AVX512)
+  for (int k = 0; k < W; k += 16) _mm512_storeu_ps(loss + k, avx512::loss<Fast>(avx512::margin<Fast>(x + k, y + k)));
+#endif
+}
+
+/// The gradients of a pack of W floats (host_packs_v<W>).
+template <bool Fast, int W>
+KOKKOS_FORCEINLINE_FUNCTION void grad_pack(const float (&x)[W], const float (&y)[W], float (&grad)[W]) {
+  static_assert(host_packs_v<W>, "a target without the host pack kernels");
+#if defined(SOFTMARGIN_IMPL_AVX512)
+  for (int k = 0; k < W; k += 16)
+    _mm512_storeu_ps(grad + k, avx512::dloss_dx<Fast>(avx512::margin<Fast>(x + k, y + k)));
+#endif
+}
+
+/// The losses and gradients of a pack of W floats (host_packs_v<W>), sharing exp(-|z|).
+template <bool Fast, int W>
+KOKKOS_FORCEINLINE_FUNCTION void loss_and_grad_pack(const float (&x)[W], const float (&y)[W], float (&loss)[W],
+                                                    float (&grad)[W]) {
+  static_assert(host_packs_v<W>, "a target without the host pack kernels");
+#if defined(SOFTMARGIN_IMPL_AVX512)
+  for (int k = 0; k < W; k += 16) {
+    const avx512::Margin m = avx512::margin<Fast>(x + k, y + k);
+    _mm512_storeu_ps(grad + k, avx512::dloss_dx<Fast>(m));
+    _mm512_storeu_ps(loss + k, avx512::loss<Fast>(m));
+  }
+#endif
+}
+
+}  // namespace softmargin::Impl
+
+#endif
