@@ -94,7 +94,8 @@ struct LaneSums {
         for (int j = 0; j < K; ++j) {
           const __m512 f = _mm512_loadu_ps(p[j].v);
           _mm512_storeu_pd(v, _mm512_add_pd(_mm512_loadu_pd(v), _mm512_cvtps_pd(_mm512_castps512_ps256(f))));
-          _mm512_storeu_pd(v + 8, _mm512_add_pd(_mm512_loadu_pd(v + 8), _mm512_cvtps_pd(_mm512_extractf32x8_ps(f, 1))));
+          const __m256 hi = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(f), 1));
+          _mm512_storeu_pd(v + 8, _mm512_add_pd(_mm512_loadu_pd(v + 8), _mm512_cvtps_pd(hi)));
         }
         return;
       }
