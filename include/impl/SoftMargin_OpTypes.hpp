@@ -47,6 +47,9 @@ struct OpTypes {
   /// Whether the loss may take its fast form (Impl::loss_fast): 16-bit x, whose passes read 3 or 4 bytes an element
   /// and are bound by the loss's arithmetic; used where the float losses are reduced or rounded to 16 bits.
   static constexpr bool fast_x = sizeof(x_type) == 2;
+  /// Whether a pass whose float results are rounded to O takes the fast form: 16-bit x into a 16-bit O.
+  template <class O>
+  static constexpr bool fast_into = fast_x && sizeof(O) == 2;
   /// Whether the packs are computed by the host's vector kernels (SoftMargin_HostPacks.hpp): float arithmetic on a
   /// host backend whose target has them.
   static constexpr bool host_packs =

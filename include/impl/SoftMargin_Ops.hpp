@@ -81,7 +81,7 @@ struct LossNoneOp : OpTypes<XV, YV> {
   static constexpr bool packable = is_flat_v<XV> && is_flat_v<YV> && is_flat_v<OV>;
   /// The loss of one element: the fast form for 16-bit x into a 16-bit output (rounded to 8 or 11 bits).
   KOKKOS_FORCEINLINE_FUNCTION static value_type loss_of(const value_type xv, const value_type yv) {
-    if constexpr (types::fast_x && sizeof(out_type) == 2)
+    if constexpr (types::template fast_into<out_type>)
       return loss_fast(xv, yv);
     else
       return loss(xv, yv);
@@ -108,7 +108,7 @@ struct LossNoneOp : OpTypes<XV, YV> {
     in.widen(xc, yc);
     pack_type l;
     if constexpr (types::host_packs)
-      loss_pack<types::fast_x && sizeof(out_type) == 2>(xc.v, yc.v, l.v);
+      loss_pack<types::template fast_into<out_type>>(xc.v, yc.v, l.v);
     else
       for (int k = 0; k < pack_type::width; ++k) l.v[k] = loss_of(xc.v[k], yc.v[k]);
     typename types::template pack_of<OV> o;
@@ -174,7 +174,7 @@ struct GradOp : OpTypes<XV, YV> {
     pack_type xc, yc, d;
     in.widen(xc, yc);
     if constexpr (types::host_packs)
-      grad_pack<types::fast_x && sizeof(grad_type) == 2>(xc.v, yc.v, d.v);
+      grad_pack<types::template fast_into<grad_type>>(xc.v, yc.v, d.v);
     else
       for (int k = 0; k < pack_type::width; ++k) d.v[k] = dloss_dx<value_type>(xc.v[k], yc.v[k]);
     typename types::template pack_of<GV> g;
@@ -207,7 +207,7 @@ struct LossGradOp : OpTypes<XV, YV> {
   /// Loss and gradient of one element: the fast form for 16-bit x with a 16-bit gradient (the loss is summed).
   KOKKOS_FORCEINLINE_FUNCTION static value_type loss_and_grad_of(const value_type xv, const value_type yv,
                                                                  value_type& g) {
-    if constexpr (types::fast_x && sizeof(grad_type) == 2)
+    if constexpr (types::template fast_into<grad_type>)
       return loss_and_dloss_dx_fast(xv, yv, g);
     else
       return loss_and_dloss_dx(xv, yv, g);
@@ -239,7 +239,7 @@ struct LossGradOp : OpTypes<XV, YV> {
     pack_type xc, yc, l, d;
     in.widen(xc, yc);
     if constexpr (types::host_packs)
-      loss_and_grad_pack<types::fast_x && sizeof(grad_type) == 2>(xc.v, yc.v, l.v, d.v);
+      loss_and_grad_pack<types::template fast_into<grad_type>>(xc.v, yc.v, l.v, d.v);
     else
       for (int k = 0; k < pack_type::width; ++k) l.v[k] = loss_and_grad_of(xc.v[k], yc.v[k], d.v[k]);
     typename types::template pack_of<GV> g;
