@@ -225,8 +225,8 @@ TEST(TEST_CATEGORY, pack_conversions_equal_the_element_conversions) {
 /// The host's pack kernels (SoftMargin_HostPacks.hpp) in form Fast against the element form, for every bf16 x (inf and
 /// NaN among them) with y in {-1, 1, 3, -7, 0}: losses within one rounding (compilers may fuse the element form's last
 /// multiply and add); gradients within one rounding too, or for the fast form 2^-13 relative (the reciprocal
-/// estimate's 2^-14 and the roundings), and 2^-140 absolute for a subnormal gradient; NaN where the element form gives
-/// NaN.
+/// estimate's 2^-14 and the roundings) where the loss shares exp(-|z|) and 2^-12 for the gradient alone (its coarser
+/// exp, 7.5e-5), and 2^-140 absolute for a subnormal gradient; NaN where the element form gives NaN.
 template <bool Fast, int W>
 void check_host_packs() {
   const float targets[] = {-1.0f, 1.0f, 3.0f, -7.0f, 0.0f};
@@ -246,17 +246,23 @@ void check_host_packs() {
         const float le = Fast ? Impl::loss_and_dloss_dx_fast(x[k], y[k], ge) : Impl::loss_and_dloss_dx(x[k], y[k], ge);
         const auto bits = [](float f) { return Kokkos::bit_cast<std::uint32_t>(f); };
         ASSERT_EQ(bits(l[k]), bits(l2[k])) << "x " << x[k] << ", y " << t;
-        ASSERT_EQ(bits(g[k]), bits(g2[k])) << "x " << x[k] << ", y " << t;
+        if (!Fast) ASSERT_EQ(bits(g[k]), bits(g2[k])) << "x " << x[k] << ", y " << t;
         if (std::isnan(le))
           ASSERT_TRUE(std::isnan(l[k])) << "x " << x[k] << ", y " << t;
         else if (l[k] != le)
           ASSERT_LE(std::abs(static_cast<double>(l[k]) - le), 0x1p-23 * std::abs(le) + 0x1p-149)
               << "x " << x[k] << ", y " << t << ": " << l[k] << " against " << le;
-        if (std::isnan(ge))
+        if (std::isnan(ge)) {
           ASSERT_TRUE(std::isnan(g[k])) << "x " << x[k] << ", y " << t;
-        else if (g[k] != ge)
-          ASSERT_LE(std::abs(static_cast<double>(g[k]) - ge), grad_tol * std::abs(ge) + 0x1p-140)
-              << "x " << x[k] << ", y " << t << ": " << g[k] << " against " << ge;
+          ASSERT_TRUE(std::isnan(g2[k])) << "x " << x[k] << ", y " << t;
+        } else {
+          if (g[k] != ge)
+            ASSERT_LE(std::abs(static_cast<double>(g[k]) - ge), grad_tol * std::abs(ge) + 0x1p-140)
+                << "x " << x[k] << ", y " << t << ": " << g[k] << " against " << ge;
+          if (g2[k] != ge)
+            ASSERT_LE(std::abs(static_cast<double>(g2[k]) - ge), 2 * grad_tol * std::abs(ge) + 0x1p-140)
+                << "gradient alone, x " << x[k] << ", y " << t << ": " << g2[k] << " against " << ge;
+        }
       }
     }
   }
