@@ -176,7 +176,8 @@ TEST(TEST_CATEGORY, fast_loss_accuracy_for_every_bf16_input) {
 /// The whole-pack conversions of the host kernels (Impl::widen_values, widen_targets, round_scaled, vector code on
 /// hosts) give the bits of the element conversions: every bf16 and fp16 value and int8 and bool target widened, and
 /// floats around every rounding boundary (each pattern of the upper 16 bits with low bits at, below and above the
-/// ties of bf16 and fp16, and random ones; NaN, infinities, subnormals) rounded to bf16 and fp16.
+/// ties of bf16 and fp16, and random ones; NaN, infinities, subnormals, in packs that mix them) rounded to bf16 and
+/// fp16.
 TEST(TEST_CATEGORY, pack_conversions_equal_the_element_conversions) {
   constexpr int W = 16;
   for (std::uint32_t base = 0; base < 65536; base += W) {
@@ -209,7 +210,10 @@ TEST(TEST_CATEGORY, pack_conversions_equal_the_element_conversions) {
     float f[W];
     for (int k = 0; k < W; ++k) {
       const std::uint32_t low = k < 13 ? lows[k] : (rng() & 0xffffu);
-      f[k] = Kokkos::bit_cast<float>((hi << 16) | low);
+      // odd lanes take another upper pattern (an odd multiplier is a permutation of them), so that packs mix
+      // subnormals, NaNs and normal values
+      const std::uint32_t upper = k % 2 ? (hi * 40503u + static_cast<std::uint32_t>(k)) & 0xffffu : hi;
+      f[k] = Kokkos::bit_cast<float>((upper << 16) | low);
     }
     bf16 b[W];
     fp16 h[W];

@@ -111,9 +111,9 @@ inline bool widen_fp16_x86(const fp16 (&in)[W], float (&out)[W]) {
 }
 
 /// Rounds v to bf16 into out as round_to does, by AVX512-BF16's conversion where the target has it. That conversion
-/// reads subnormal floats as zero: those lanes convert their bits with the exponent field set to 1 instead, v +
-/// copysign(2^-126, v) (exact, and rounded at the bf16 subnormals' spacing), and subtract the bits of 2^-126. A NaN
-/// keeps its sign and top payload bits and becomes quiet, as in round_to.
+/// reads subnormal floats as zero: those lanes (where a pack has any) convert their bits with the exponent field set to
+/// 1 instead, v + copysign(2^-126, v) (exact, and rounded at the bf16 subnormals' spacing), and subtract the bits of
+/// 2^-126. A NaN keeps its sign and top payload bits and becomes quiet, as in round_to.
 template <int W>
 inline bool narrow_bf16_x86(const host_vector_t<float, W>& v, bf16 (&out)[W]) {
 #if defined(__x86_64__) && defined(__AVX512BF16__) && defined(__AVX512DQ__) && defined(__AVX512BW__) && \
@@ -122,11 +122,16 @@ inline bool narrow_bf16_x86(const host_vector_t<float, W>& v, bf16 (&out)[W]) {
     for (int k = 0; k < W; k += 16) {
       const __m512 f = _mm512_loadu_ps(reinterpret_cast<const float*>(&v) + k);
       const __mmask16 sub = _mm512_fpclass_ps_mask(f, 0x20);  // subnormal lanes
-      const __m512i u = _mm512_castps_si512(f);
-      const __m512 shifted = _mm512_castsi512_ps(_mm512_mask_or_epi32(u, sub, u, _mm512_set1_epi32(0x00800000)));
-      const __m256i b = (__m256i)_mm512_cvtneps_pbh(shifted);
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + k),
-                          _mm256_mask_sub_epi16(b, sub, b, _mm256_set1_epi16(0x0080)));
+      __m256i b;
+      if (sub == 0) {  // the common case, two instructions fewer
+        b = (__m256i)_mm512_cvtneps_pbh(f);
+      } else {
+        const __m512i u = _mm512_castps_si512(f);
+        b = (__m256i)_mm512_cvtneps_pbh(
+            _mm512_castsi512_ps(_mm512_mask_or_epi32(u, sub, u, _mm512_set1_epi32(0x00800000))));
+        b = _mm256_mask_sub_epi16(b, sub, b, _mm256_set1_epi16(0x0080));
+      }
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + k), b);
     }
     return true;
   }
@@ -147,10 +152,13 @@ inline bool narrow_fp16_x86(const host_vector_t<float, W>& v, fp16 (&out)[W]) {
   if constexpr (W % 16 == 0) {
     for (int k = 0; k < W; k += 16) {
       const __m512 f = _mm512_loadu_ps(reinterpret_cast<const float*>(&v) + k);
-      const __m256i h = _mm512_cvtps_ph(f, kRound);
-      const __m256i nan = _mm256_ternarylogic_epi32(h, _mm256_set1_epi16(-0x8000), _mm256_set1_epi16(0x7E00), 0xEA);
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + k),
-                          _mm256_mask_mov_epi16(h, _mm512_cmp_ps_mask(f, f, _CMP_UNORD_Q), nan));  // (h & sign) | nan
+      __m256i h = _mm512_cvtps_ph(f, kRound);
+      const __mmask16 nan_lanes = _mm512_cmp_ps_mask(f, f, _CMP_UNORD_Q);
+      if (nan_lanes != 0) {  // (h & sign) | canonical NaN
+        const __m256i nan = _mm256_ternarylogic_epi32(h, _mm256_set1_epi16(-0x8000), _mm256_set1_epi16(0x7E00), 0xEA);
+        h = _mm256_mask_mov_epi16(h, nan_lanes, nan);
+      }
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + k), h);
     }
     return true;
   }
