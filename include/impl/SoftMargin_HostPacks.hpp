@@ -35,18 +35,27 @@ struct Margin {
   __m512 z, neg_y, e;
 };
 
-template <bool Fast>
-inline Margin margin(const float* x, const float* y) {
+/// z = -y x, -y, and exp(-|z|)'s argument a = |z| clamped to 104 (e^-104 rounds to 0; vminps returns its second
+/// operand, |z|, where that is NaN) and exponent n = round(-a log2(e)): what both exps start from.
+struct Reduction {
+  __m512 z, neg_y, a, n;
+};
+inline Reduction reduction(const float* x, const float* y) {
   const __m512 neg_y =
       _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(_mm512_loadu_ps(y)), _mm512_set1_epi32(INT32_MIN)));
   const __m512 z = _mm512_mul_ps(neg_y, _mm512_loadu_ps(x));
-  // |z| clamped to 104 (e^-104 rounds to 0): vminps returns its second operand, |z|, where that is NaN
   const __m512 a = _mm512_min_ps(_mm512_set1_ps(104.0f), _mm512_abs_ps(z));
   const __m512 n =
       _mm512_roundscale_ps(_mm512_mul_ps(a, _mm512_set1_ps(-kLog2e)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  return {z, neg_y, a, n};
+}
+
+template <bool Fast>
+inline Margin margin(const float* x, const float* y) {
+  const Reduction d = reduction(x, y);
   // r = -a - n ln2, each term one rounding as in exp_nonpos_poly
-  const __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Lo), _mm512_fnmsub_ps(n, _mm512_set1_ps(kLn2Hi), a));
-  return {z, neg_y, _mm512_scalef_ps(exp_reduced<Fast>(r), n)};  // p 2^n, rounded once where subnormal
+  const __m512 r = _mm512_fnmadd_ps(d.n, _mm512_set1_ps(kLn2Lo), _mm512_fnmsub_ps(d.n, _mm512_set1_ps(kLn2Hi), d.a));
+  return {d.z, d.neg_y, _mm512_scalef_ps(exp_reduced<Fast>(r), d.n)};  // p 2^n, rounded once where subnormal
 }
 
 /// margin for a gradient that is rounded to 16 bits and nothing else (grad_pack's fast form): -|z| - n ln2 in one
@@ -55,15 +64,10 @@ inline Margin margin(const float* x, const float* y) {
 /// stays within 1.4e-4 of its value, under a third of an fp16 unit and a thirtieth of a bf16 one: the rounded gradient
 /// is within one unit of the correctly rounded one. Subnormal and zero gradients as in margin.
 inline Margin margin_coarse(const float* x, const float* y) {
-  const __m512 neg_y =
-      _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(_mm512_loadu_ps(y)), _mm512_set1_epi32(INT32_MIN)));
-  const __m512 z = _mm512_mul_ps(neg_y, _mm512_loadu_ps(x));
-  const __m512 a = _mm512_min_ps(_mm512_set1_ps(104.0f), _mm512_abs_ps(z));
-  const __m512 n =
-      _mm512_roundscale_ps(_mm512_mul_ps(a, _mm512_set1_ps(-kLog2e)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  const __m512 r = _mm512_fnmsub_ps(n, _mm512_set1_ps(0.693147180559945309f), a);
+  const Reduction d = reduction(x, y);
+  const __m512 r = _mm512_fnmsub_ps(d.n, _mm512_set1_ps(0.693147180559945309f), d.a);
   const __m512 p = horner(r, 1.656684235e-01f, 5.049632642e-01f, 1.000164186e+00f, 9.999280735e-01f);
-  return {z, neg_y, _mm512_scalef_ps(p, n)};
+  return {d.z, d.neg_y, _mm512_scalef_ps(p, d.n)};
 }
 
 /// d loss / d x = -y (z >= 0 ? 1 : e) / (1 + e); the fast form divides by the reciprocal estimate.
