@@ -174,10 +174,10 @@ TEST(TEST_CATEGORY, fast_loss_accuracy_for_every_bf16_input) {
 }
 
 /// The whole-pack conversions of the host kernels (Impl::widen_values, widen_targets, round_scaled, vector code on
-/// hosts) give the bits of the element conversions: every bf16 and fp16 value and int8 and bool target widened, and
-/// floats around every rounding boundary (each pattern of the upper 16 bits with low bits at, below and above the
-/// ties of bf16 and fp16, and random ones; NaN, infinities, subnormals, in packs that mix them) rounded to bf16 and
-/// fp16.
+/// hosts) and the devices' widenings from 32-bit words (Impl::widen_words) give the bits of the element conversions:
+/// every bf16 and fp16 value and int8 and bool target widened, and floats around every rounding boundary (each pattern
+/// of the upper 16 bits with low bits at, below and above the ties of bf16 and fp16, and random ones; NaN, infinities,
+/// subnormals, in packs that mix them) rounded to bf16 and fp16.
 TEST(TEST_CATEGORY, pack_conversions_equal_the_element_conversions) {
   constexpr int W = 16;
   for (std::uint32_t base = 0; base < 65536; base += W) {
@@ -191,15 +191,19 @@ TEST(TEST_CATEGORY, pack_conversions_equal_the_element_conversions) {
       i8[k] = static_cast<std::int8_t>(static_cast<std::uint8_t>(base / W + k));
       t[k] = ((base / W + k) % 3) != 0;
     }
-    float fb[W], fh[W], fi[W], ft[W];
+    float fb[W], fh[W], fi[W], ft[W], fbw[W], fiw[W];
     Impl::widen_values(b, fb);
     Impl::widen_values(h, fh);
     Impl::widen_values(i8, fi);
     Impl::widen_targets(t, ft);
+    Impl::widen_words(b, fbw);  // the devices' form, from 32-bit words
+    Impl::widen_words(i8, fiw);
     for (int k = 0; k < W; ++k) {
       ASSERT_EQ(Kokkos::bit_cast<std::uint32_t>(fb[k]), Kokkos::bit_cast<std::uint32_t>(static_cast<float>(b[k])));
+      ASSERT_EQ(Kokkos::bit_cast<std::uint32_t>(fbw[k]), Kokkos::bit_cast<std::uint32_t>(static_cast<float>(b[k])));
       ASSERT_EQ(Kokkos::bit_cast<std::uint32_t>(fh[k]), Kokkos::bit_cast<std::uint32_t>(static_cast<float>(h[k])));
       ASSERT_EQ(fi[k], static_cast<float>(i8[k]));
+      ASSERT_EQ(fiw[k], static_cast<float>(i8[k]));
       ASSERT_EQ(ft[k], t[k] ? 1.0f : -1.0f);
     }
   }

@@ -1,11 +1,12 @@
 // SoftMargin: packs of values converted between their storage types and the compute type, a pack at a time.
 //
-// On devices a pack converts value by value (one register each). On hosts int8_t and bool targets, fp16 values and
-// roundings to bf16 and fp16 convert as whole vectors (GCC and Clang vector extensions, and x86's own conversions
-// where the target has them: F16C for fp16, AVX512-BF16 for rounding to bf16): left to the compilers' vectorizers,
-// these conversions, inlined into the kernels' unrolled loops, stay (partly) scalar (one int-to-float conversion or one
-// 16-bit rounding an element), which makes 16-bit passes slower than float ones on hosts. The results are the same bits
-// either way (Values.hpp's to_compute, target_value and round_to).
+// On devices a pack converts value by value (one register each), bf16 values and int8 targets from the 32-bit words
+// that hold them (widen_words). On hosts int8_t and bool targets, fp16 values and roundings to bf16 and fp16 convert
+// as whole vectors (GCC and Clang vector extensions, and x86's own conversions where the target has them: F16C for
+// fp16, AVX512-BF16 for rounding to bf16): left to the compilers' vectorizers, these conversions, inlined into the
+// kernels' unrolled loops, stay (partly) scalar (one int-to-float conversion or one 16-bit rounding an element), which
+// makes 16-bit passes slower than float ones on hosts. The results are the same bits either way (Values.hpp's
+// to_compute, target_value and round_to).
 #ifndef SOFTMARGIN_IMPL_PACK_CONVERT_HPP
 #define SOFTMARGIN_IMPL_PACK_CONVERT_HPP
 
@@ -182,9 +183,39 @@ inline bool narrow_fp16_x86(const host_vector_t<float, W>& v, fp16 (&out)[W]) {
 }
 #endif
 
+/// bf16 and int8 values widened from the 32-bit words that hold them (devices): the high bf16 of a word as
+/// `w & 0xffff0000`, byte k as the signed byte of `w >> 8k`. Given the values one at a time, nvcc widens the high
+/// bf16 by a byte permute and a shift and the odd bytes through a 16-bit sign extension.
+template <int W>
+KOKKOS_FORCEINLINE_FUNCTION void widen_words(const bf16 (&in)[W], float (&out)[W]) {
+  static_assert(W % 2 == 0, "whole words");
+  std::uint32_t w[W / 2];
+  std::memcpy(w, in, sizeof w);
+  for (int j = 0; j < W / 2; ++j) {
+    out[2 * j] = Kokkos::bit_cast<float>(w[j] << 16);
+    out[2 * j + 1] = Kokkos::bit_cast<float>(w[j] & 0xffff0000u);
+  }
+}
+template <int W>
+KOKKOS_FORCEINLINE_FUNCTION void widen_words(const std::int8_t (&in)[W], float (&out)[W]) {
+  static_assert(W % 4 == 0, "whole words");
+  std::uint32_t w[W / 4];
+  std::memcpy(w, in, sizeof w);
+  for (int j = 0; j < W / 4; ++j)
+    for (int k = 0; k < 4; ++k)
+      out[4 * j + k] = static_cast<float>(static_cast<std::int8_t>((w[j] >> (8 * k)) & 0xffu));
+}
+
 /// out[k] = to_compute<C>(in[k]) for a pack of W values.
 template <class C, class T, int W>
 KOKKOS_FORCEINLINE_FUNCTION void widen_values(const T (&in)[W], C (&out)[W]) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (std::is_same_v<C, float> &&
+                ((std::is_same_v<T, bf16> && W % 2 == 0) || (std::is_same_v<T, std::int8_t> && W % 4 == 0)))
+    widen_words(in, out);
+  else
+    for (int k = 0; k < W; ++k) out[k] = to_compute<C>(in[k]);
+#else
 #if defined(SOFTMARGIN_IMPL_HOST_VECTORS)
   if constexpr (std::is_same_v<C, float> && std::is_same_v<T, fp16>) {
     if (widen_fp16_x86(in, out)) return;
@@ -198,6 +229,7 @@ KOKKOS_FORCEINLINE_FUNCTION void widen_values(const T (&in)[W], C (&out)[W]) {
   }
 #endif
   for (int k = 0; k < W; ++k) out[k] = to_compute<C>(in[k]);
+#endif
 }
 
 /// out[k] = target_value<C>(in[k]) for a pack of W targets.
