@@ -185,7 +185,7 @@ inline bool narrow_fp16_x86(const host_vector_t<float, W>& v, fp16 (&out)[W]) {
 
 /// bf16 and int8 values widened from the 32-bit words that hold them (devices): the high bf16 of a word as
 /// `w & 0xffff0000`, byte k as the signed byte of `w >> 8k`. Given the values one at a time, nvcc widens the high
-/// bf16 by a byte permute and a shift and the odd bytes through a 16-bit sign extension.
+/// bf16 by a byte permute and a shift.
 template <int W>
 KOKKOS_FORCEINLINE_FUNCTION void widen_words(const bf16 (&in)[W], float (&out)[W]) {
   static_assert(W % 2 == 0, "whole words");
