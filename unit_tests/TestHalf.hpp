@@ -78,35 +78,6 @@ using Cases =
                      Case<double, bool, float, Kokkos::LayoutRight>>;
 TYPED_TEST_SUITE(Half, Cases);
 
-/// The fp64 reference of a sum or mean of the losses.
-template <class X, class Y>
-double ref_reduce(const std::vector<X>& x, const std::vector<Y>& y, Reduction r) {
-  long double s = 0;
-  for (std::size_t i = 0; i < x.size(); ++i) s += ref_loss<X>(to_double(x[i]), to_double<Y>(y[i]));
-  return static_cast<double>(r == Reduction::Mean ? s / static_cast<long double>(x.size()) : s);
-}
-
-/// A reduced result R of n losses against the reference: 1e-6 relative (1e-12 for double x into double) for float and
-/// double results, one ulp for 16-bit ones. Each loss is computed in x's compute type, so one below that type's range
-/// (float's, for 16-bit x) counts as 0 or its smallest subnormal: n of those are the absolute tolerance.
-template <class X, class R>
-void expect_reduced(const R got, const double ref, const std::size_t n) {
-  if constexpr (is16_v<R>) {
-    EXPECT_TRUE(within_one_ulp(got, ref)) << to_double(got) << " vs " << ref;
-  } else {
-    const double rtol = std::is_same_v<X, double> && std::is_same_v<R, double> ? 1e-12 : 1e-6;
-    if (std::isnan(ref))
-      EXPECT_TRUE(std::isnan(to_double(got))) << to_double(got);
-    else if (std::abs(ref) > max_finite<R>())  // beyond R's range: infinity
-      EXPECT_EQ(to_double(got), ref > 0 ? HUGE_VAL : -HUGE_VAL) << "reference " << ref;
-    else
-      EXPECT_NEAR(to_double(got), ref,
-                  rtol * std::abs(ref) + std::numeric_limits<R>::denorm_min() +
-                      static_cast<double>(n) * std::numeric_limits<Impl::compute_t<X>>::denorm_min())
-          << "reference " << ref;  // a result below R's range rounds to R's subnormals or 0
-  }
-}
-
 /// Every reduction into each result type the caller may pick (float, double, x's type), by every algorithm, on
 /// inputs of the given shape.
 template <class C>
@@ -206,6 +177,52 @@ TYPED_TEST(Half, elementwise_loss_and_gradients) {
       float l;
       Kokkos::deep_copy(l, lf);
       expect_reduced<X>(l, ref_reduce(xs, ys, Reduction::Sum), xs.size());
+    }
+  }
+}
+
+/// Contiguous inputs at element offsets 0, 16 (aligned to a vector of the host kernels but not to their pack of 64
+/// elements), 17 (unaligned: the element loops) and 48, with odd and even lengths: the fused pass and the sum.
+TYPED_TEST(Half, inputs_at_element_offsets) {
+  using X = typename TypeParam::x_type;
+  using Y = typename TypeParam::y_type;
+  const std::size_t n = 1091;
+  const std::uint64_t seed = std::random_device{}();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::vector<X> xs;
+  std::vector<Y> ys;
+  fill_inputs(seed, n, false, xs, ys);
+  Kokkos::View<X*, Mem> x("x", n), g("g", n);
+  Kokkos::View<Y*, Mem> y("y", n);
+  Kokkos::View<float, Mem> lf("lf");
+  Kokkos::View<double, Mem> ld("ld");
+  auto hx = Kokkos::create_mirror_view(x);
+  auto hy = Kokkos::create_mirror_view(y);
+  for (std::size_t i = 0; i < n; ++i) hx(i) = xs[i], hy(i) = ys[i];
+  Kokkos::deep_copy(x, hx);
+  Kokkos::deep_copy(y, hy);
+  for (const std::size_t off : {0, 16, 17, 48}) {
+    const auto range = Kokkos::make_pair(off, n - off % 2);
+    const auto xo = Kokkos::subview(x, range), go = Kokkos::subview(g, range);
+    const auto yo = Kokkos::subview(y, range);
+    const std::vector<X> xv(xs.begin() + off, xs.begin() + range.second);
+    const std::vector<Y> yv(ys.begin() + off, ys.begin() + range.second);
+    const double ref = ref_reduce(xv, yv, Reduction::Sum);
+    for (Algorithm a : kAlgorithms) {
+      SCOPED_TRACE("offset " + std::to_string(off) + " " + to_string(a));
+      loss_and_grad(Exec(), xo, yo, lf, go, Reduction::Sum, 1.0f, a);
+      loss(Exec(), xo, yo, ld, Reduction::Sum, a);
+      float l;
+      double d;
+      Kokkos::deep_copy(l, lf);
+      Kokkos::deep_copy(d, ld);
+      expect_reduced<X>(l, ref, xv.size());
+      expect_reduced<X>(d, ref, xv.size());
+      const auto got = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), g);
+      for (std::size_t i = 0; i < xv.size(); ++i) {
+        const double xd = to_double(xv[i]), yd = to_double<Y>(yv[i]);
+        ASSERT_TRUE((element_ok<X, X>(got(off + i), ref_grad<X>(xd, yd), xd, yd))) << "element " << i;
+      }
     }
   }
 }

@@ -1,5 +1,6 @@
 // Test helpers for 16-bit inputs and compact targets: value conversions on the host, the correctly rounded
-// reference, views of every layout, and the inputs (random values with the special ones mixed in).
+// reference and the tolerance of reduced results, views of every layout, and the inputs (random values with the
+// special ones mixed in).
 #ifndef SOFTMARGIN_TEST_HALF_UTILS_HPP
 #define SOFTMARGIN_TEST_HALF_UTILS_HPP
 
@@ -194,6 +195,35 @@ void fill_inputs(std::uint64_t seed, std::size_t n, bool specials, std::vector<X
       if (k == 15) yv = 0.5 * std::round(ux(gen) * 4);
     }
     y[i] = from_double<Y>(yv);
+  }
+}
+
+/// The fp64 reference of a sum or mean of the losses.
+template <class X, class Y>
+double ref_reduce(const std::vector<X>& x, const std::vector<Y>& y, Reduction r) {
+  long double s = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) s += ref_loss<X>(to_double(x[i]), to_double<Y>(y[i]));
+  return static_cast<double>(r == Reduction::Mean ? s / static_cast<long double>(x.size()) : s);
+}
+
+/// A reduced result R of n losses against the reference: 1e-6 relative (1e-12 for double x into double) for float and
+/// double results, one ulp for 16-bit ones. Each loss is computed in x's compute type, so one below that type's range
+/// (float's, for 16-bit x) counts as 0 or its smallest subnormal: n of those are the absolute tolerance.
+template <class X, class R>
+void expect_reduced(const R got, const double ref, const std::size_t n) {
+  if constexpr (is16_v<R>) {
+    EXPECT_TRUE(within_one_ulp(got, ref)) << to_double(got) << " vs " << ref;
+  } else {
+    const double rtol = std::is_same_v<X, double> && std::is_same_v<R, double> ? 1e-12 : 1e-6;
+    if (std::isnan(ref))
+      EXPECT_TRUE(std::isnan(to_double(got))) << to_double(got);
+    else if (std::abs(ref) > max_finite<R>())  // beyond R's range: infinity
+      EXPECT_EQ(to_double(got), ref > 0 ? HUGE_VAL : -HUGE_VAL) << "reference " << ref;
+    else
+      EXPECT_NEAR(to_double(got), ref,
+                  rtol * std::abs(ref) + std::numeric_limits<R>::denorm_min() +
+                      static_cast<double>(n) * std::numeric_limits<Impl::compute_t<X>>::denorm_min())
+          << "reference " << ref;  // a result below R's range rounds to R's subnormals or 0
   }
 }
 

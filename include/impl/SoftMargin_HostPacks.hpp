@@ -97,12 +97,17 @@ inline __m512 loss(const Margin& m) {
 }  // namespace avx512
 #endif
 
+// A pack of W floats is W / 16 vectors, each stage done for all of them before the next: their dependency chains
+// then overlap (one vector's chain alone is latency-bound).
+
 /// The losses of a pack of W floats (host_packs_v<W>).
 template <bool Fast, int W>
 KOKKOS_FORCEINLINE_FUNCTION void loss_pack(const float (&x)[W], const float (&y)[W], float (&loss)[W]) {
   static_assert(host_packs_v<W>, "a target without the host pack kernels");
 #if defined(SOFTMARGIN_IMPL_AVX512)
-  for (int k = 0; k < W; k += 16) _mm512_storeu_ps(loss + k, avx512::loss<Fast>(avx512::margin<Fast>(x + k, y + k)));
+  avx512::Margin m[W / 16];
+  for (int k = 0; k < W / 16; ++k) m[k] = avx512::margin<Fast>(x + 16 * k, y + 16 * k);
+  for (int k = 0; k < W / 16; ++k) _mm512_storeu_ps(loss + 16 * k, avx512::loss<Fast>(m[k]));
 #endif
 }
 
@@ -111,9 +116,10 @@ template <bool Fast, int W>
 KOKKOS_FORCEINLINE_FUNCTION void grad_pack(const float (&x)[W], const float (&y)[W], float (&grad)[W]) {
   static_assert(host_packs_v<W>, "a target without the host pack kernels");
 #if defined(SOFTMARGIN_IMPL_AVX512)
-  for (int k = 0; k < W; k += 16)
-    _mm512_storeu_ps(grad + k, avx512::dloss_dx<Fast>(Fast ? avx512::margin_coarse(x + k, y + k)
-                                                           : avx512::margin<false>(x + k, y + k)));
+  avx512::Margin m[W / 16];
+  for (int k = 0; k < W / 16; ++k)
+    m[k] = Fast ? avx512::margin_coarse(x + 16 * k, y + 16 * k) : avx512::margin<false>(x + 16 * k, y + 16 * k);
+  for (int k = 0; k < W / 16; ++k) _mm512_storeu_ps(grad + 16 * k, avx512::dloss_dx<Fast>(m[k]));
 #endif
 }
 
@@ -123,11 +129,10 @@ KOKKOS_FORCEINLINE_FUNCTION void loss_and_grad_pack(const float (&x)[W], const f
                                                     float (&grad)[W]) {
   static_assert(host_packs_v<W>, "a target without the host pack kernels");
 #if defined(SOFTMARGIN_IMPL_AVX512)
-  for (int k = 0; k < W; k += 16) {
-    const avx512::Margin m = avx512::margin<Fast>(x + k, y + k);
-    _mm512_storeu_ps(grad + k, avx512::dloss_dx<Fast>(m));
-    _mm512_storeu_ps(loss + k, avx512::loss<Fast>(m));
-  }
+  avx512::Margin m[W / 16];
+  for (int k = 0; k < W / 16; ++k) m[k] = avx512::margin<Fast>(x + 16 * k, y + 16 * k);
+  for (int k = 0; k < W / 16; ++k) _mm512_storeu_ps(grad + 16 * k, avx512::dloss_dx<Fast>(m[k]));
+  for (int k = 0; k < W / 16; ++k) _mm512_storeu_ps(loss + 16 * k, avx512::loss<Fast>(m[k]));
 #endif
 }
 

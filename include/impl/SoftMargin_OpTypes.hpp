@@ -56,10 +56,10 @@ struct OpTypes {
       std::is_same_v<value_type, float> && is_host_space_v<execution_space> && host_packs_v<width>;
   using pack_type = PackOf<value_type, width>;
   template <class V>
-  using pack_of = PackOf<typename V::non_const_value_type, width>;
+  using pack_of = PackOf<typename V::non_const_value_type, width, pack_vectors_v<x_type, value_type, execution_space>>;
   template <class... V>
   static bool aligned(const V&... v) {
-    return (aligned_to<pack_of<V>::bytes>(v) && ...);
+    return (aligned_to<alignof(pack_of<V>)>(v) && ...);
   }
   /// Element i of x and y in C.
   template <class Index>

@@ -22,24 +22,32 @@ namespace softmargin::Impl {
 /// both (it writes an output and returns a value to sum).
 enum class OpKind { Map, Reduce, Fused };
 
-/// Bytes contiguous bytes of T (aligned to Bytes), loaded and stored as one vector.
-template <class T, int Bytes>
-struct alignas(Bytes) Pack {
+/// Bytes contiguous bytes of T aligned to Align (Bytes on devices, one load; a vector's share on hosts).
+template <class T, int Bytes, int Align = Bytes>
+struct alignas(Align) Pack {
   using value_type = T;
   static constexpr int bytes = Bytes;
   static constexpr int width = static_cast<int>(Bytes / sizeof(T));
   T v[width];
 };
 
-/// W elements of T as one pack.
-template <class T, int W>
-using PackOf = Pack<T, static_cast<int>(sizeof(T)) * W>;
+/// W elements of T as one pack of Vectors equal parts, each aligned to its size.
+template <class T, int W, int Vectors = 1>
+using PackOf = Pack<T, static_cast<int>(sizeof(T)) * W, static_cast<int>(sizeof(T)) * W / Vectors>;
 
-/// Elements per pack of an op on x of type X computing in C: hosts fill a vector register of C (whole-vector
-/// arithmetic), devices load 16 bytes of x at a time (8 16-bit values, 4 floats, 2 doubles).
+/// Vectors of C a pack of an op on x of type X holds: on hosts kHostPackVectors where X is narrower than C (16-bit x,
+/// widened into a pack of C anyway), one where it is C itself (GCC keeps a float pack of four vectors on the stack,
+/// not in registers, and the map passes copy it there and back: the fp32 backward pass took 2x the time); on devices
+/// one load.
 template <class X, class C, class Exec>
-inline constexpr int pack_width_v = is_host_space_v<Exec> ? kHostPackBytes / static_cast<int>(sizeof(C))
-                                                          : kDevicePackBytes / static_cast<int>(sizeof(X));
+inline constexpr int pack_vectors_v = is_host_space_v<Exec> && sizeof(X) < sizeof(C) ? kHostPackVectors : 1;
+
+/// Elements per pack of an op on x of type X computing in C: hosts fill pack_vectors_v vector registers of C
+/// (whole-vector arithmetic), devices load 16 bytes of x at a time (8 16-bit values, 4 floats, 2 doubles).
+template <class X, class C, class Exec>
+inline constexpr int pack_width_v = is_host_space_v<Exec>
+                                        ? kHostVectorBytes / static_cast<int>(sizeof(C)) * pack_vectors_v<X, C, Exec>
+                                        : kDevicePackBytes / static_cast<int>(sizeof(X));
 
 /// d[0] + ... + d[W-1] by halving (d[k] += d[k + W/2], W a power of two), one level per instantiation so that every
 /// loop has a constant trip count: compilers unroll it into whole-vector adds.
@@ -90,13 +98,14 @@ struct LaneSums {
       }
     } else {
 #if defined(SOFTMARGIN_IMPL_AVX512)
-      if constexpr (Vector && std::is_same_v<A, double> && std::is_same_v<T, float> && P::width == 16) {
-        for (int j = 0; j < K; ++j) {
-          const __m512 f = _mm512_loadu_ps(p[j].v);
-          _mm512_storeu_pd(v, _mm512_add_pd(_mm512_loadu_pd(v), _mm512_cvtps_pd(_mm512_castps512_ps256(f))));
-          const __m256 hi = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(f), 1));
-          _mm512_storeu_pd(v + 8, _mm512_add_pd(_mm512_loadu_pd(v + 8), _mm512_cvtps_pd(hi)));
-        }
+      if constexpr (Vector && std::is_same_v<A, double> && std::is_same_v<T, float> && P::width % 16 == 0) {
+        for (int j = 0; j < K; ++j)
+          for (int k = 0; k < P::width; k += 16) {
+            const __m512 f = _mm512_loadu_ps(p[j].v + k);
+            _mm512_storeu_pd(v, _mm512_add_pd(_mm512_loadu_pd(v), _mm512_cvtps_pd(_mm512_castps512_ps256(f))));
+            const __m256 hi = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(f), 1));
+            _mm512_storeu_pd(v + 8, _mm512_add_pd(_mm512_loadu_pd(v + 8), _mm512_cvtps_pd(hi)));
+          }
         return;
       }
 #endif

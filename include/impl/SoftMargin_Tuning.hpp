@@ -70,9 +70,13 @@ using DeviceTuning = TuningHopper90;
 using DeviceTuning = TuningGeneric;
 #endif
 
-/// Bytes a pack of a kernel on a host backend reads at once: one cache line, one AVX-512 register, enough for the
-/// compiler to vectorize the loss (the host team kernel is about 10x the RangePolicy loop at 512x4096 on two cores).
-inline constexpr int kHostPackBytes = 64;
+/// Bytes of the compute type in one host vector (an AVX-512 register), and vectors in a host pack of 16-bit x
+/// (SoftMargin_Packs.hpp says where): the host kernels compute such a pack stage by stage, so that four chains of the
+/// loss's dependent operations overlap (one vector's chain alone leaves the core waiting on their latency: the bf16
+/// fused pass took 1.24x the time of four on one core). A pack's views need only a vector's alignment (of their own
+/// type).
+inline constexpr int kHostVectorBytes = 64;
+inline constexpr int kHostPackVectors = 4;
 /// Bytes a device thread reads at once: the widest load (16 bytes).
 inline constexpr int kDevicePackBytes = 16;
 
