@@ -1,7 +1,8 @@
-// Robustness tests, compiled once per backend: concurrent calls on several execution-space instances, and a very
-// large N (opt-in).
+// Robustness tests, compiled once per backend: concurrent calls on several execution-space instances, losses near
+// float's largest value, and a very large N (opt-in).
 #include <cstdint>
 #include <cstdlib>
+#include <limits>
 #include <string>
 #include <thread>
 #include <vector>
@@ -146,6 +147,33 @@ TEST(TEST_CATEGORY, kokkos_tools_regions_and_kernel_labels) {
   calls();
   space.fence();
   EXPECT_TRUE(tools_log::kernels.empty());
+}
+
+/// Losses near float's largest value summed into a double result: the sum is finite however the backend adds them
+/// (no partial sum in float may overflow), for float x and for bf16 x with int8 targets, by every algorithm.
+TEST(TEST_CATEGORY, losses_beyond_float_range_sum_into_double) {
+  const std::size_t n = 1001;
+  Kokkos::View<float*, RMem> xf("xf", n), yf("yf", n);
+  Kokkos::View<bf16*, RMem> xb("xb", n);
+  Kokkos::View<std::int8_t*, RMem> yb("yb", n);
+  const float big = std::numeric_limits<float>::max();
+  const bf16 big16 = bf16::from_bits(0x7f7f);  // bf16's largest finite value
+  Kokkos::deep_copy(xf, -big);
+  Kokkos::deep_copy(yf, 1.0f);
+  Kokkos::deep_copy(xb, bf16::from_bits(0xff7f));  // -big16
+  Kokkos::deep_copy(yb, std::int8_t(1));
+  Kokkos::View<double, RMem> r("r");
+  for (Algorithm a : {Algorithm::Auto, Algorithm::RangeReduce, Algorithm::TeamScratch, Algorithm::Native}) {
+    SCOPED_TRACE(to_string(a));
+    double got;
+    loss(RExec(), xf, yf, r, Reduction::Sum, a);
+    Kokkos::deep_copy(got, r);
+    EXPECT_NEAR(got, n * double(big), 1e-6 * n * double(big));
+    loss(RExec(), xb, yb, r, Reduction::Sum, a);
+    Kokkos::deep_copy(got, r);
+    const double b = static_cast<float>(big16);
+    EXPECT_NEAR(got, n * b, 1e-6 * n * b);
+  }
 }
 
 /// N = 2^31 + 5 fp32 (x and y 8.6 GB each): 64-bit indexing gives the right mean. Opt-in (SOFTMARGIN_TEST_HUGE=1):
