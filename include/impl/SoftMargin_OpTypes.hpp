@@ -34,16 +34,16 @@ struct ScalarUpstream {
   }
 };
 
-/// What every op derives from its x and y views: the storage types, the compute type C, the pack width W and the
-/// packs (of C for results, of each view's own type for loads and stores).
-template <class XV, class YV>
+/// What every op of kind Kind derives from its x and y views: the storage types, the compute type C, the pack width W
+/// and the packs (of C for results, of each view's own type for loads and stores).
+template <class XV, class YV, OpKind Kind>
 struct OpTypes {
   using execution_space = typename XV::execution_space;
   using x_type = typename XV::non_const_value_type;
   using y_type = typename YV::non_const_value_type;
   using value_type = compute_t<x_type>;
   using accum_type = accum_t<value_type>;
-  static constexpr int width = pack_width_v<x_type, value_type, execution_space>;
+  static constexpr int width = pack_width_v<x_type, value_type, execution_space, Kind>;
   /// Whether the loss may take its fast form (Impl::loss_fast): 16-bit x, whose passes read 3 or 4 bytes an element
   /// and are bound by the loss's arithmetic; used where the float losses are reduced or rounded to 16 bits.
   static constexpr bool fast_x = sizeof(x_type) == 2;
@@ -56,7 +56,8 @@ struct OpTypes {
       std::is_same_v<value_type, float> && is_host_space_v<execution_space> && host_packs_v<width>;
   using pack_type = PackOf<value_type, width>;
   template <class V>
-  using pack_of = PackOf<typename V::non_const_value_type, width, pack_vectors_v<x_type, value_type, execution_space>>;
+  using pack_of =
+      PackOf<typename V::non_const_value_type, width, pack_vectors_v<x_type, value_type, execution_space, Kind>>;
   template <class... V>
   static bool aligned(const V&... v) {
     return (aligned_to<alignof(pack_of<V>)>(v) && ...);
@@ -73,9 +74,9 @@ struct OpTypes {
 };
 
 /// The x and y packs of elements [p W, p W + W); `load_readonly` for kernels that write neither.
-template <class XV, class YV>
+template <class XV, class YV, OpKind Kind>
 struct InputPacks {
-  using types = OpTypes<XV, YV>;
+  using types = OpTypes<XV, YV, Kind>;
   typename types::template pack_of<XV> x;
   typename types::template pack_of<YV> y;
   using C = typename types::value_type;

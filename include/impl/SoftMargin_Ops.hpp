@@ -22,15 +22,15 @@ namespace softmargin::Impl {
 
 /// Reduce: loss(x_i, y_i), summed.
 template <class XV, class YV>
-struct LossOp : OpTypes<XV, YV> {
-  using types = OpTypes<XV, YV>;
+struct LossOp : OpTypes<XV, YV, OpKind::Reduce> {
+  using types = OpTypes<XV, YV, OpKind::Reduce>;
   using typename types::accum_type;
   using typename types::pack_type;
   using typename types::value_type;
   static constexpr OpKind kind = OpKind::Reduce;
   static constexpr KernelLabels labels{"softmargin::loss::range_reduce", "softmargin::loss::team_scratch",
                                        "softmargin::loss::native"};
-  using inputs_type = InputPacks<XV, YV>;
+  using inputs_type = InputPacks<XV, YV, OpKind::Reduce>;
   static constexpr bool packable = is_flat_v<XV> && is_flat_v<YV>;
   static constexpr bool vector_lane_sums = types::host_packs;
   /// The loss of one element: the fast form for 16-bit x (its sum is what the pass returns).
@@ -69,15 +69,15 @@ struct LossOp : OpTypes<XV, YV> {
 
 /// Map: out_i = loss(x_i, y_i) (reduction none), rounded once to out's value type.
 template <class XV, class YV, class OV>
-struct LossNoneOp : OpTypes<XV, YV> {
-  using types = OpTypes<XV, YV>;
+struct LossNoneOp : OpTypes<XV, YV, OpKind::Map> {
+  using types = OpTypes<XV, YV, OpKind::Map>;
   using typename types::pack_type;
   using typename types::value_type;
   static constexpr OpKind kind = OpKind::Map;
   static constexpr KernelLabels labels{"softmargin::loss_none::range_for", "softmargin::loss_none::team_for",
                                        "softmargin::loss_none::native"};
   using out_type = typename OV::non_const_value_type;
-  using inputs_type = InputPacks<XV, YV>;
+  using inputs_type = InputPacks<XV, YV, OpKind::Map>;
   static constexpr bool packable = is_flat_v<XV> && is_flat_v<YV> && is_flat_v<OV>;
   /// The loss of one element: the fast form for 16-bit x into a 16-bit output (rounded to 8 or 11 bits).
   KOKKOS_FORCEINLINE_FUNCTION static value_type loss_of(const value_type xv, const value_type yv) {
@@ -120,8 +120,8 @@ struct LossNoneOp : OpTypes<XV, YV> {
 /// Map: grad_i = g_i * dloss/dx(x_i, y_i), rounded once to grad's value type. g_i is the scalar upstream (sum, mean:
 /// UpV of rank 0, wrapped in a ScalarUpstream) or upstream_i (none: UpV of x's rank).
 template <class XV, class YV, class GV, class UpV>
-struct GradOp : OpTypes<XV, YV> {
-  using types = OpTypes<XV, YV>;
+struct GradOp : OpTypes<XV, YV, OpKind::Map> {
+  using types = OpTypes<XV, YV, OpKind::Map>;
   using typename types::pack_type;
   using typename types::value_type;
   static constexpr OpKind kind = OpKind::Map;
@@ -130,7 +130,7 @@ struct GradOp : OpTypes<XV, YV> {
   using grad_type = typename GV::non_const_value_type;
   static constexpr bool per_element = UpV::rank() != 0;
   using upstream_pack = std::conditional_t<per_element, typename types::template pack_of<UpV>, int>;
-  struct inputs_type : InputPacks<XV, YV> {
+  struct inputs_type : InputPacks<XV, YV, OpKind::Map> {
     upstream_pack g;
   };
   static constexpr bool packable = is_flat_v<XV> && is_flat_v<YV> && is_flat_v<GV> && (!per_element || is_flat_v<UpV>);
@@ -165,7 +165,7 @@ struct GradOp : OpTypes<XV, YV> {
   /// Plain loads: grad may be x, y or the upstream itself (in place).
   template <class Index>
   KOKKOS_FORCEINLINE_FUNCTION inputs_type load(const Index p) const {
-    inputs_type in{InputPacks<XV, YV>::load(x, y, p), {}};
+    inputs_type in{InputPacks<XV, YV, OpKind::Map>::load(x, y, p), {}};
     if constexpr (per_element) in.g = load_pack<upstream_pack>(upstream.data(), p);
     return in;
   }
@@ -192,8 +192,8 @@ struct GradOp : OpTypes<XV, YV> {
 
 /// Fused: grad_i = s * dloss/dx(x_i, y_i), and loss(x_i, y_i) summed, sharing exp(-|z|).
 template <class XV, class YV, class GV, class UV>
-struct LossGradOp : OpTypes<XV, YV> {
-  using types = OpTypes<XV, YV>;
+struct LossGradOp : OpTypes<XV, YV, OpKind::Fused> {
+  using types = OpTypes<XV, YV, OpKind::Fused>;
   using typename types::accum_type;
   using typename types::pack_type;
   using typename types::value_type;
@@ -201,7 +201,7 @@ struct LossGradOp : OpTypes<XV, YV> {
   static constexpr KernelLabels labels{"softmargin::loss_and_grad::range_reduce",
                                        "softmargin::loss_and_grad::team_scratch", "softmargin::loss_and_grad::native"};
   using grad_type = typename GV::non_const_value_type;
-  using inputs_type = InputPacks<XV, YV>;
+  using inputs_type = InputPacks<XV, YV, OpKind::Fused>;
   static constexpr bool packable = is_flat_v<XV> && is_flat_v<YV> && is_flat_v<GV>;
   static constexpr bool vector_lane_sums = types::host_packs;
   /// Loss and gradient of one element: the fast form for 16-bit x with a 16-bit gradient (the loss is summed).

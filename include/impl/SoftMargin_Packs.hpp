@@ -35,18 +35,21 @@ struct alignas(Align) Pack {
 template <class T, int W, int Vectors = 1>
 using PackOf = Pack<T, static_cast<int>(sizeof(T)) * W, static_cast<int>(sizeof(T)) * W / Vectors>;
 
-/// Vectors of C a pack of an op on x of type X holds: on hosts kHostPackVectors where X is narrower than C (16-bit x,
-/// widened into a pack of C anyway), one where it is C itself (GCC keeps a float pack of four vectors on the stack,
-/// not in registers, and the map passes copy it there and back: the fp32 backward pass took 2x the time); on devices
-/// one load.
-template <class X, class C, class Exec>
-inline constexpr int pack_vectors_v = is_host_space_v<Exec> && sizeof(X) < sizeof(C) ? kHostPackVectors : 1;
+/// Vectors of C a pack of an op of kind K on x of type X holds: on hosts kHostPackVectors for float arithmetic, except
+/// the map passes of float x, which take one (GCC keeps a float pack of four vectors on the stack, not in registers,
+/// and those passes copy it there and back: the fp32 backward pass took 2x the time; 16-bit x is widened into a pack
+/// of floats anyway); on devices one load.
+template <class X, class C, class Exec, OpKind K>
+inline constexpr int pack_vectors_v = is_host_space_v<Exec>&& std::is_same_v<C, float> &&
+                                              (sizeof(X) < sizeof(C) || K != OpKind::Map)
+                                          ? kHostPackVectors
+                                          : 1;
 
-/// Elements per pack of an op on x of type X computing in C: hosts fill pack_vectors_v vector registers of C
-/// (whole-vector arithmetic), devices load 16 bytes of x at a time (8 16-bit values, 4 floats, 2 doubles).
-template <class X, class C, class Exec>
+/// Elements per pack of an op of kind K on x of type X computing in C: hosts fill pack_vectors_v vector registers of
+/// C (whole-vector arithmetic), devices load 16 bytes of x at a time (8 16-bit values, 4 floats, 2 doubles).
+template <class X, class C, class Exec, OpKind K>
 inline constexpr int pack_width_v = is_host_space_v<Exec>
-                                        ? kHostVectorBytes / static_cast<int>(sizeof(C)) * pack_vectors_v<X, C, Exec>
+                                        ? kHostVectorBytes / static_cast<int>(sizeof(C)) * pack_vectors_v<X, C, Exec, K>
                                         : kDevicePackBytes / static_cast<int>(sizeof(X));
 
 /// d[0] + ... + d[W-1] by halving (d[k] += d[k + W/2], W a power of two), one level per instantiation so that every

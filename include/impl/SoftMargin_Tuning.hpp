@@ -70,11 +70,11 @@ using DeviceTuning = TuningHopper90;
 using DeviceTuning = TuningGeneric;
 #endif
 
-/// Bytes of the compute type in one host vector (an AVX-512 register), and vectors in a host pack of 16-bit x
-/// (SoftMargin_Packs.hpp says where): the host kernels compute such a pack stage by stage, so that four chains of the
-/// loss's dependent operations overlap (one vector's chain alone leaves the core waiting on their latency: the bf16
-/// fused pass took 1.24x the time of four on one core). A pack's views need only a vector's alignment (of their own
-/// type).
+/// Bytes of the compute type in one host vector (an AVX-512 register), and vectors in a host pack of float arithmetic
+/// (SoftMargin_Packs.hpp says which passes): the host kernels compute such a pack stage by stage, so that four chains
+/// of the loss's dependent operations overlap (one vector's chain alone leaves the core waiting on their latency: on
+/// one core the bf16 fused pass took 1.24x the time of four, the fp32 fused pass 1.10x). A pack's views need only a
+/// vector's alignment (of their own type).
 inline constexpr int kHostVectorBytes = 64;
 inline constexpr int kHostPackVectors = 4;
 /// Bytes a device thread reads at once: the widest load (16 bytes).
