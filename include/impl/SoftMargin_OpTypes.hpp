@@ -38,6 +38,7 @@ struct ScalarUpstream {
 /// and the packs (of C for results, of each view's own type for loads and stores).
 template <class XV, class YV, OpKind Kind>
 struct OpTypes {
+  static constexpr OpKind kind = Kind;
   using execution_space = typename XV::execution_space;
   using x_type = typename XV::non_const_value_type;
   using y_type = typename YV::non_const_value_type;

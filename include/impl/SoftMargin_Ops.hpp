@@ -27,7 +27,6 @@ struct LossOp : OpTypes<XV, YV, OpKind::Reduce> {
   using typename types::accum_type;
   using typename types::pack_type;
   using typename types::value_type;
-  static constexpr OpKind kind = OpKind::Reduce;
   static constexpr KernelLabels labels{"softmargin::loss::range_reduce", "softmargin::loss::team_scratch",
                                        "softmargin::loss::native"};
   using inputs_type = InputPacks<XV, YV, OpKind::Reduce>;
@@ -73,7 +72,6 @@ struct LossNoneOp : OpTypes<XV, YV, OpKind::Map> {
   using types = OpTypes<XV, YV, OpKind::Map>;
   using typename types::pack_type;
   using typename types::value_type;
-  static constexpr OpKind kind = OpKind::Map;
   static constexpr KernelLabels labels{"softmargin::loss_none::range_for", "softmargin::loss_none::team_for",
                                        "softmargin::loss_none::native"};
   using out_type = typename OV::non_const_value_type;
@@ -124,7 +122,6 @@ struct GradOp : OpTypes<XV, YV, OpKind::Map> {
   using types = OpTypes<XV, YV, OpKind::Map>;
   using typename types::pack_type;
   using typename types::value_type;
-  static constexpr OpKind kind = OpKind::Map;
   static constexpr KernelLabels labels{"softmargin::backward::range_for", "softmargin::backward::team_for",
                                        "softmargin::backward::native"};
   using grad_type = typename GV::non_const_value_type;
@@ -197,7 +194,6 @@ struct LossGradOp : OpTypes<XV, YV, OpKind::Fused> {
   using typename types::accum_type;
   using typename types::pack_type;
   using typename types::value_type;
-  static constexpr OpKind kind = OpKind::Fused;
   static constexpr KernelLabels labels{"softmargin::loss_and_grad::range_reduce",
                                        "softmargin::loss_and_grad::team_scratch", "softmargin::loss_and_grad::native"};
   using grad_type = typename GV::non_const_value_type;

@@ -40,10 +40,10 @@ using PackOf = Pack<T, static_cast<int>(sizeof(T)) * W, static_cast<int>(sizeof(
 /// and those passes copy it there and back: the fp32 backward pass took 2x the time; 16-bit x is widened into a pack
 /// of floats anyway); on devices one load.
 template <class X, class C, class Exec, OpKind K>
-inline constexpr int pack_vectors_v = is_host_space_v<Exec>&& std::is_same_v<C, float> &&
-                                              (sizeof(X) < sizeof(C) || K != OpKind::Map)
-                                          ? kHostPackVectors
-                                          : 1;
+inline constexpr bool wide_host_packs_v = std::is_same_v<C, float> &&
+                                          (sizeof(X) < sizeof(C) || K != OpKind::Map) && is_host_space_v<Exec>;
+template <class X, class C, class Exec, OpKind K>
+inline constexpr int pack_vectors_v = wide_host_packs_v<X, C, Exec, K> ? kHostPackVectors : 1;
 
 /// Elements per pack of an op of kind K on x of type X computing in C: hosts fill pack_vectors_v vector registers of
 /// C (whole-vector arithmetic), devices load 16 bytes of x at a time (8 16-bit values, 4 floats, 2 doubles).
@@ -86,7 +86,8 @@ struct LaneSums {
 #else
       false;
 #endif
-  A v[narrow ? 1 : P::width] = {};
+  static constexpr int lanes = narrow ? 1 : halves ? 8 : P::width;
+  A v[lanes] = {};
 
   /// Adds K packs. The narrow kind tests the K pack sums for finiteness once: a branch per pack keeps the GPU
   /// compiler from overlapping the packs' arithmetic.
@@ -107,20 +108,18 @@ struct LaneSums {
         for (int j = 0; j < K; ++j)
           for (int k = 0; k < P::width; ++k) v[0] += static_cast<A>(p[j].v[k]);
       }
-    } else {
+    } else if constexpr (halves) {
 #if defined(SOFTMARGIN_IMPL_AVX512)
-      if constexpr (halves) {
-        const __m256 half = _mm256_set1_ps(0.5f);
-        for (int j = 0; j < K; ++j)
-          for (int k = 0; k < P::width; k += 16) {
-            const __m512 f = _mm512_loadu_ps(p[j].v + k);
-            const __m256 hi = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(f), 1));
-            const __m256 m = _mm256_fmadd_ps(_mm512_castps512_ps256(f), half, _mm256_mul_ps(hi, half));
-            _mm512_storeu_pd(v, _mm512_add_pd(_mm512_loadu_pd(v), _mm512_cvtps_pd(m)));
-          }
-        return;
-      }
+      const __m256 half = _mm256_set1_ps(0.5f);
+      for (int j = 0; j < K; ++j)
+        for (int k = 0; k < P::width; k += 16) {
+          const __m512 f = _mm512_loadu_ps(p[j].v + k);
+          const __m256 hi = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(f), 1));
+          const __m256 m = _mm256_fmadd_ps(_mm512_castps512_ps256(f), half, _mm256_mul_ps(hi, half));
+          _mm512_storeu_pd(v, _mm512_add_pd(_mm512_loadu_pd(v), _mm512_cvtps_pd(m)));
+        }
 #endif
+    } else {
       for (int j = 0; j < K; ++j)
         for (int k = 0; k < P::width; ++k) v[k] += static_cast<A>(p[j].v[k]);
     }
@@ -133,9 +132,9 @@ struct LaneSums {
     if constexpr (narrow)
       return v[0];
     else if constexpr (halves)
-      return 2 * halving_sum<P::width>(v);
+      return 2 * halving_sum<lanes>(v);
     else
-      return halving_sum<P::width>(v);
+      return halving_sum<lanes>(v);
   }
 };
 
