@@ -4,7 +4,8 @@
 //   d loss_i / d x_i = -y_i sigmoid(-y_i x_i)
 //
 // The library's public header: the options (SoftMargin_Types.hpp) and the three passes. Each overload checks its
-// types (a mistake stops at the library's message), then forwards to softmargin::Impl (impl/SoftMargin_Dispatch.hpp).
+// types (a mistake stops at the library's message), then forwards to softmargin::Impl (impl/SoftMargin_Dispatch.hpp),
+// which runs the kernels of the hardware rooms (impl/SoftMargin_Rooms.hpp).
 #ifndef SOFTMARGIN_HPP
 #define SOFTMARGIN_HPP
 
@@ -17,6 +18,8 @@
 #include "SoftMargin_Types.hpp"
 #include "impl/SoftMargin_Checks.hpp"
 #include "impl/SoftMargin_Dispatch.hpp"
+#include "impl/SoftMargin_Rooms.hpp"
+#include "SoftMargin_ETI.hpp"  // generated: the instantiations the library holds, declared extern
 
 namespace softmargin {
 

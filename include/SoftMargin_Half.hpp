@@ -5,8 +5,9 @@
 // them mean the same thing whether or not Kokkos has a native half type on the backend (a Kokkos build without CUDA
 // makes Kokkos::Experimental::half_t and bhalf_t 4-byte floats). They do no arithmetic: they convert to float exactly
 // and from float rounding to nearest, ties to even, keeping infinities and NaN (a NaN becomes a quiet NaN of its
-// sign). On CUDA devices the conversions are the hardware's; on hosts they are branch-free bit operations that
-// compilers vectorize.
+// sign). The conversions are branch-free bit operations that compilers vectorize, the same on every backend; the
+// library's kernels convert with a device's own instructions where it has them (impl/cuda), which give the same bits
+// for every value but NaN, whose payload they may replace.
 #ifndef SOFTMARGIN_HALF_HPP
 #define SOFTMARGIN_HALF_HPP
 
@@ -23,7 +24,7 @@ KOKKOS_FORCEINLINE_FUNCTION float bf16_bits_to_float(const std::uint16_t h) {
 }
 
 /// The bit algorithms below are written once over "lanes" L: ScalarLanes here (one value), host vectors of values in
-/// SoftMargin_PackConvert.hpp. L gives the bits type U (uint32), the float type F, as_float / as_bits (bit casts) and
+/// impl/host/SoftMargin_HostVectors.hpp. L gives the bits type U (uint32), the float type F, as_float / as_bits (bit casts) and
 /// select(condition, a, b) (a and b bits, or constants).
 struct ScalarLanes {
   using U = std::uint32_t;
@@ -79,32 +80,12 @@ KOKKOS_FORCEINLINE_FUNCTION std::uint16_t float_to_bf16_bits(const float f) {
   return static_cast<std::uint16_t>(bf16_round_bits<ScalarLanes>(Kokkos::bit_cast<std::uint32_t>(f)));
 }
 
-KOKKOS_FORCEINLINE_FUNCTION float fp16_bits_to_float_soft(const std::uint16_t h) {
+KOKKOS_FORCEINLINE_FUNCTION float fp16_bits_to_float(const std::uint16_t h) {
   return fp16_widen_bits<ScalarLanes>(static_cast<std::uint32_t>(h) << 16);
 }
 
-KOKKOS_FORCEINLINE_FUNCTION std::uint16_t float_to_fp16_bits_soft(const float f) {
-  return static_cast<std::uint16_t>(fp16_round_bits<ScalarLanes>(f));
-}
-
-KOKKOS_FORCEINLINE_FUNCTION float fp16_bits_to_float(const std::uint16_t h) {
-#if defined(__CUDA_ARCH__)
-  float f;
-  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
-  return f;
-#else
-  return fp16_bits_to_float_soft(h);
-#endif
-}
-
 KOKKOS_FORCEINLINE_FUNCTION std::uint16_t float_to_fp16_bits(const float f) {
-#if defined(__CUDA_ARCH__)
-  std::uint16_t h;
-  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
-  return h;
-#else
-  return float_to_fp16_bits_soft(f);
-#endif
+  return static_cast<std::uint16_t>(fp16_round_bits<ScalarLanes>(f));
 }
 
 }  // namespace Impl
@@ -114,23 +95,12 @@ struct bf16 {
   std::uint16_t bits;
 
   bf16() = default;
-  KOKKOS_FORCEINLINE_FUNCTION explicit bf16(const float f) : bits(float_to_bits(f)) {}
+  KOKKOS_FORCEINLINE_FUNCTION explicit bf16(const float f) : bits(Impl::float_to_bf16_bits(f)) {}
   KOKKOS_FORCEINLINE_FUNCTION explicit operator float() const { return Impl::bf16_bits_to_float(bits); }
   KOKKOS_FORCEINLINE_FUNCTION static constexpr bf16 from_bits(const std::uint16_t b) {
     bf16 h{};
     h.bits = b;
     return h;
-  }
-
- private:
-  KOKKOS_FORCEINLINE_FUNCTION static std::uint16_t float_to_bits(const float f) {
-#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 800)
-    std::uint16_t h;
-    asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f));
-    return h;
-#else
-    return Impl::float_to_bf16_bits(f);
-#endif
   }
 };
 

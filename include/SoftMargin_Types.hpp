@@ -56,7 +56,7 @@ struct LaunchOptions {
   /// overlaps the tail of the kernel before it in the stream, which it still waits for before reading anything.
   bool programmatic_dependent_launch = true;
   /// Grid blocks (teams) per multiprocessor of the device kernels; 0: the tuned value for the size
-  /// (impl/SoftMargin_Tuning.hpp). Clamped to what is resident.
+  /// (impl/cuda/SoftMargin_CudaTuning.hpp). Clamped to what is resident.
   int blocks_per_sm = 0;
 };
 

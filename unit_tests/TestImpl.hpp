@@ -10,6 +10,9 @@
 
 namespace softmargin::test {
 
+/// The hardware of the host backends' kernels (the host room).
+using HostHardware = Impl::Hardware<Kokkos::DefaultHostExecutionSpace>;
+
 using WExec = TEST_EXECSPACE;
 using WMem = typename WExec::memory_space;
 
@@ -123,8 +126,8 @@ void fast_loss_worst_ulps(double& worst_loss, double& worst_grad) {
         const float y = t == 0 ? -1.0f : t == 1 ? 1.0f : t == 2 ? 3.0f : -7.0f;
         if (!Kokkos::isfinite(x)) return;
         float g = 0;
-        const float l = Impl::loss_fast(x, y);
-        const float l2 = Impl::loss_and_dloss_dx_fast(x, y, g);
+        const float l = Impl::Hardware<Exec>::loss_fast(x, y);
+        const float l2 = Impl::Hardware<Exec>::loss_and_dloss_dx_fast(x, y, g);
         const double z = -static_cast<double>(y) * x;
         const double ref_l = (z > 0 ? z : 0.0) + Kokkos::log1p(Kokkos::exp(-Kokkos::abs(z)));
         const double ref_g = -static_cast<double>(y) / (1.0 + Kokkos::exp(-z));
@@ -142,20 +145,21 @@ Kokkos::View<float[8], Kokkos::HostSpace> fast_loss_specials() {
       "fast_loss_specials", Kokkos::RangePolicy<Exec>(0, 1), KOKKOS_LAMBDA(int) {
         const float inf = Kokkos::Experimental::infinity<float>::value;
         const float nan = Kokkos::Experimental::quiet_NaN<float>::value;
+        using Hw = Impl::Hardware<Exec>;
         float g = 0;
-        out(0) = Impl::loss_fast(nan, 1.0f);
-        out(1) = Impl::loss_fast(inf, -1.0f);  // z = +inf
-        out(2) = Impl::loss_fast(inf, 1.0f);   // z = -inf
-        out(3) = Impl::loss_and_dloss_dx_fast(-3.0e38f, 1.0f, g);
+        out(0) = Hw::loss_fast(nan, 1.0f);
+        out(1) = Hw::loss_fast(inf, -1.0f);  // z = +inf
+        out(2) = Hw::loss_fast(inf, 1.0f);   // z = -inf
+        out(3) = Hw::loss_and_dloss_dx_fast(-3.0e38f, 1.0f, g);
         out(4) = g;
-        out(5) = Impl::loss_and_dloss_dx_fast(nan, 1.0f, g);
+        out(5) = Hw::loss_and_dloss_dx_fast(nan, 1.0f, g);
         out(6) = g;
-        out(7) = Impl::loss_fast(-100.0f, -1.0f);  // e^-100, a subnormal float
+        out(7) = Hw::loss_fast(-100.0f, -1.0f);  // e^-100, a subnormal float
       });
   return Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), out);
 }
 
-/// The fast form of the loss and its gradient (Impl::loss_fast, loss_and_dloss_dx_fast: the hardware's exp2 on CUDA
+/// The fast form of the loss and its gradient (Hardware<Exec>::loss_fast, loss_and_dloss_dx_fast: the exp2 of CUDA
 /// devices, exp_nonpos_poly's fast polynomial on hosts, and log1p_unit_fast) for every finite bf16 x and y in {-1, 1,
 /// 3, -7}, in float ulps of the fp64 values; NaN and inf as the accurate form gives them.
 TEST(TEST_CATEGORY, fast_loss_accuracy_for_every_bf16_input) {
@@ -173,8 +177,8 @@ TEST(TEST_CATEGORY, fast_loss_accuracy_for_every_bf16_input) {
   EXPECT_NEAR(h(7), std::exp(-100.0), 0.05 * std::exp(-100.0));
 }
 
-/// The whole-pack conversions of the host kernels (Impl::widen_values, widen_targets, round_scaled, vector code on
-/// hosts) and the devices' widenings from 32-bit words (Impl::widen_words) give the bits of the element conversions:
+/// The whole-pack conversions of the host kernels (the host room's widen_values, widen_targets, round_scaled: vector
+/// code) and the devices' widenings from 32-bit words (Impl::widen_words) give the bits of the element conversions:
 /// every bf16 and fp16 value and int8 and bool target widened, and floats around every rounding boundary (each pattern
 /// of the upper 16 bits with low bits at, below and above the ties of bf16 and fp16, and random ones; NaN, infinities,
 /// subnormals, in packs that mix them) rounded to bf16 and fp16.
@@ -192,10 +196,10 @@ TEST(TEST_CATEGORY, pack_conversions_equal_the_element_conversions) {
       t[k] = ((base / W + k) % 3) != 0;
     }
     float fb[W], fh[W], fi[W], ft[W], fbw[W], fiw[W];
-    Impl::widen_values(b, fb);
-    Impl::widen_values(h, fh);
-    Impl::widen_values(i8, fi);
-    Impl::widen_targets(t, ft);
+    HostHardware::widen_values(b, fb);
+    HostHardware::widen_values(h, fh);
+    HostHardware::widen_values(i8, fi);
+    HostHardware::widen_targets(t, ft);
     Impl::widen_words(b, fbw);  // the devices' form, from 32-bit words
     Impl::widen_words(i8, fiw);
     for (int k = 0; k < W; ++k) {
@@ -221,8 +225,8 @@ TEST(TEST_CATEGORY, pack_conversions_equal_the_element_conversions) {
     }
     bf16 b[W];
     fp16 h[W];
-    Impl::round_scaled(1.0f, f, b);
-    Impl::round_scaled(1.0f, f, h);
+    HostHardware::round_scaled(1.0f, f, b);
+    HostHardware::round_scaled(1.0f, f, h);
     for (int k = 0; k < W; ++k) {
       ASSERT_EQ(b[k].bits, bf16(f[k]).bits) << "bf16 of float bits " << Kokkos::bit_cast<std::uint32_t>(f[k]);
       ASSERT_EQ(h[k].bits, fp16(f[k]).bits) << "fp16 of float bits " << Kokkos::bit_cast<std::uint32_t>(f[k]);
@@ -230,7 +234,7 @@ TEST(TEST_CATEGORY, pack_conversions_equal_the_element_conversions) {
   }
 }
 
-/// The host's pack kernels (SoftMargin_HostPacks.hpp) in form Fast against the element form, for every bf16 x (inf and
+/// The host's pack kernels (impl/host/SoftMargin_HostPacks.hpp) in form Fast against the element form, for every bf16 x (inf and
 /// NaN among them) with y in {-1, 1, 3, -7, 0}: losses within one rounding (compilers may fuse the element form's last
 /// multiply and add); gradients within one rounding too, or for the fast form 2^-13 relative (the reciprocal
 /// estimate's 2^-14 and the roundings) where the loss shares exp(-|z|) and 2^-12 for the gradient alone (its coarser
@@ -246,9 +250,9 @@ void check_host_packs() {
         x[k] = Kokkos::bit_cast<float>((base + k) << 16);
         y[k] = t;
       }
-      Impl::loss_pack<Fast>(x, y, l);
-      Impl::loss_and_grad_pack<Fast>(x, y, l2, g);
-      Impl::grad_pack<Fast>(x, y, g2);
+      HostHardware::template loss_pack<Fast>(x, y, l);
+      HostHardware::template loss_and_grad_pack<Fast>(x, y, l2, g);
+      HostHardware::template grad_pack<Fast>(x, y, g2);
       for (int k = 0; k < W; ++k) {
         float ge = 0;
         const float le = Fast ? Impl::loss_and_dloss_dx_fast(x[k], y[k], ge) : Impl::loss_and_dloss_dx(x[k], y[k], ge);
@@ -279,7 +283,7 @@ void check_host_packs() {
 /// Both forms where the target has the pack kernels.
 template <int W>
 void check_host_packs_if_any() {
-  if constexpr (Impl::host_packs_v<W>) {
+  if constexpr (HostHardware::vector_packs<W>) {
     check_host_packs<true, W>();
     check_host_packs<false, W>();
   } else {

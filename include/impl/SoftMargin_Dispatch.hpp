@@ -1,6 +1,7 @@
 // SoftMargin: from a public call to a kernel. Checks the arguments at run time, chooses flat or strided canonical
 // views, builds the element op, resolves the algorithm and hands the op to the Reduce or Map launcher, which runs it
-// on Backend<Exec> (Native) or on the portable backend. The launchers are what src/ compiles once (SoftMargin_ETI.hpp).
+// on Backend<Exec> (Native; SoftMargin_Hardware.hpp) or on the portable backend. The launchers are what the library
+// compiles once (the generated SoftMargin_ETI.hpp).
 #ifndef SOFTMARGIN_IMPL_DISPATCH_HPP
 #define SOFTMARGIN_IMPL_DISPATCH_HPP
 
@@ -13,13 +14,11 @@
 
 #include "../SoftMargin_Types.hpp"
 #include "SoftMargin_Checks.hpp"
+#include "SoftMargin_Hardware.hpp"
 #include "SoftMargin_Kokkos.hpp"
 #include "SoftMargin_Ops.hpp"
 #include "SoftMargin_Views.hpp"
 #include "SoftMargin_Workspace.hpp"
-#if defined(KOKKOS_ENABLE_CUDA)
-#include "SoftMargin_Cuda.hpp"
-#endif
 
 namespace softmargin::Impl {
 
@@ -249,6 +248,11 @@ void loss_and_grad(const Exec& space, const XView& x, const YView& y, const Loss
   with_flat_or_strided(run, x, y, grad_x);
 }
 
+/// Whether the library holds the compiled passes of backend Exec for x of type X and targets of type Y: the generated
+/// SoftMargin_ETI.hpp specializes it for each combination it declares. Any other combination compiles in the caller.
+template <class Exec, class X, class Y>
+struct eti_spec_avail : std::false_type {};
+
 /// A blocking call's result: fn(result View) enqueues the pass, then space is fenced and the value returned.
 template <class T, class Exec, class F>
 T blocking(const Exec& space, const F& fn, const char* fence_label) {
@@ -259,7 +263,5 @@ T blocking(const Exec& space, const F& fn, const char* fence_label) {
 }
 
 }  // namespace softmargin::Impl
-
-#include "SoftMargin_ETI.hpp"
 
 #endif

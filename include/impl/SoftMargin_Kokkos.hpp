@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <type_traits>
 
+#include "SoftMargin_Hardware.hpp"
 #include "SoftMargin_Ops.hpp"
 #include "SoftMargin_Packs.hpp"
 #include "SoftMargin_Tuning.hpp"
@@ -20,10 +21,13 @@
 
 namespace softmargin::Impl::KokkosBackend {
 
+template <class Exec>
+using TuningOf = typename Hardware<Exec>::tuning;
+
 template <class Exec, class Index>
 using TeamPolicyFor =
     Kokkos::TeamPolicy<Exec, Kokkos::IndexType<Index>,
-                       Kokkos::LaunchBounds<DeviceTuning::block_size, DeviceTuning::resident_blocks_per_sm>>;
+                       Kokkos::LaunchBounds<TuningOf<Exec>::block_size, TuningOf<Exec>::resident_blocks_per_sm>>;
 
 struct TeamShape {
   int team_size;
@@ -35,11 +39,11 @@ struct TeamShape {
 template <class Exec>
 TeamShape team_shape(const Exec& space, std::size_t n, int max_league) {
   const std::size_t concurrency = static_cast<std::size_t>(space.concurrency());
-  const int ts = is_host_space_v<Exec> ? 1 : DeviceTuning::block_size;
+  const int ts = is_host_space_v<Exec> ? 1 : TuningOf<Exec>::block_size;
   // Device concurrency is 2048 threads per multiprocessor (Kokkos::Cuda::concurrency()).
   const std::size_t resident = is_host_space_v<Exec> ? concurrency
                                                      : std::max<std::size_t>(1, concurrency / 2048) *
-                                                           static_cast<std::size_t>(grid_blocks_per_sm(n));
+                                                           static_cast<std::size_t>(grid_blocks_per_sm<TuningOf<Exec>>(n));
   std::size_t league = std::min<std::size_t>((n + ts - 1) / ts, resident);
   league = std::clamp<std::size_t>(league, 1, static_cast<std::size_t>(max_league));
   return {ts, static_cast<int>(league)};
@@ -109,7 +113,7 @@ struct StoreResultFunctor {
   AV accumulator;
   RV result;
   KOKKOS_INLINE_FUNCTION void operator()(const int) const {
-    result() = round_to<typename RV::non_const_value_type>(accumulator());
+    result() = Hardware<typename RV::execution_space>::template round_to<typename RV::non_const_value_type>(accumulator());
   }
 };
 
@@ -155,7 +159,7 @@ struct TeamSumFunctor {
     for (int t = r; t < team.league_size(); t += ts) total += Kokkos::atomic_load(&partials(t));
     total = team_tree_sum(team, s, total);
     if (r == 0) {
-      result() = round_to<typename RV::non_const_value_type>(total / divisor);
+      result() = Hardware<typename RV::execution_space>::template round_to<typename RV::non_const_value_type>(total / divisor);
       ticket() = 0u;  // ready for the next launch on this workspace
     }
   }
@@ -187,7 +191,7 @@ void reduce_range(const Exec& space, const Op& op, std::size_t n, const RV& resu
   } else if constexpr (is_host_space_v<Exec>) {
     A value{};  // host backends reduce synchronously
     Kokkos::parallel_reduce(Op::labels.range, policy, functor{op, divisor}, value);
-    result() = round_to<typename RV::non_const_value_type>(value);
+    result() = Hardware<typename RV::execution_space>::template round_to<typename RV::non_const_value_type>(value);
   } else {
     // Accumulate in A on the device, then convert: both kernels under one workspace lease.
     auto ws = Workspace<Exec, A>::acquire(space, kMaxDeviceTeams);
@@ -226,19 +230,5 @@ void map_team(const Exec& space, const Op& op, std::size_t n) {
 }
 
 }  // namespace softmargin::Impl::KokkosBackend
-
-namespace softmargin::Impl {
-
-/// The one point where a backend is chosen: Backend<Exec> runs Algorithm::Native on Exec. The primary template is
-/// for backends without kernels of their own (Native means TeamScratch there); a backend that has them specializes
-/// it (SoftMargin_Cuda.hpp) with
-///   template <class Index, class Op, class RV> static void reduce(space, op, n, result, divisor);
-///   template <class Index, class Op> static void map(space, op, n);
-template <class Exec>
-struct Backend {
-  static constexpr bool has_native = false;
-};
-
-}  // namespace softmargin::Impl
 
 #endif

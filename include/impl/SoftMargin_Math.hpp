@@ -1,4 +1,5 @@
-// SoftMargin: the element-wise loss, computed stably.
+// SoftMargin: the element-wise loss, computed stably, in portable C++ (a hardware room may compute it its own way:
+// Hardware<Exec>, SoftMargin_Hardware.hpp).
 #ifndef SOFTMARGIN_IMPL_MATH_HPP
 #define SOFTMARGIN_IMPL_MATH_HPP
 
@@ -7,12 +8,6 @@
 #include <cmath>
 #include <cstdint>
 #include <type_traits>
-
-#if !defined(__CUDACC__) && !defined(__HIPCC__) && (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__) && \
-    defined(__AVX512F__)
-#define SOFTMARGIN_IMPL_AVX512 1
-#include <immintrin.h>
-#endif
 
 namespace softmargin::Impl {
 
@@ -32,11 +27,12 @@ KOKKOS_FORCEINLINE_FUNCTION float madd(const float a, const float b, const float
 #endif
 }
 
-#if defined(SOFTMARGIN_IMPL_AVX512)
-/// madd for 16 floats on AVX-512 hosts: the polynomials below also serve the host pack kernels
-/// (SoftMargin_HostPacks.hpp).
-inline __m512 madd(const __m512 a, const __m512 b, const __m512 c) { return _mm512_fmadd_ps(a, b, c); }
-#endif
+/// madd for T: float here; a room whose kernels evaluate the polynomials below on vectors of floats specializes it
+/// for its vector type (impl/host/SoftMargin_HostPacks.hpp).
+template <class T>
+struct Madd {
+  KOKKOS_FORCEINLINE_FUNCTION static T apply(const T a, const T b, const T c) { return madd(a, b, c); }
+};
 
 /// c in every lane of T: float, or a vector of floats (GCC and Clang broadcast a scalar operand).
 template <class T>
@@ -48,7 +44,7 @@ KOKKOS_FORCEINLINE_FUNCTION T splat(const float c) {
 template <class T, class... C>
 KOKKOS_FORCEINLINE_FUNCTION T horner(const T x, const float highest, const C... rest) {
   T p = splat<T>(highest);
-  ((p = madd(p, x, splat<T>(rest))), ...);
+  ((p = Madd<T>::apply(p, x, splat<T>(rest))), ...);
   return p;
 }
 
@@ -124,51 +120,14 @@ KOKKOS_FORCEINLINE_FUNCTION T log1p_unit_fast(const T e) {
 }
 
 /// The fast form of the loss, for passes whose float results are reduced or rounded to 16 bits (16-bit inputs),
-/// which read 3 or 4 bytes an element and are bound by the loss's arithmetic. On CUDA devices the accurate form's exp
-/// and log1p take about 30 instructions an element; here exp(-|z|) is the multi-function unit's 2^t (ex2.approx,
-/// within 2 ulp, subnormal results kept), t = -|z| log2(e) rounded to float, times 1 + (the rounding error of t) ln 2:
-/// without that correction the error of t alone would reach 1e-6 relative at |z| = 17. Its log1p is log1p_unit_fast.
-/// Hosts take exp_nonpos_poly's fast polynomial and log1p_unit_fast (with AVX-512, a pack at a time:
-/// SoftMargin_HostPacks.hpp). The unit tests bound the fast form at 8 float ulps of fp64 for
-/// every bf16 x and y in {-1, 1, 3, -7} on every backend; NaN in gives NaN, inf gives inf or 0. Double: the accurate
-/// form.
-struct FastLoss {
-  static constexpr float log2e = 1.44269504088896341f, log2e_lo = 1.925963033500011e-08f, ln2 = 0.693147180559945309f;
-#if defined(__CUDA_ARCH__)
-  /// e = exp(-|z|), |z| clamped to 128 (e = 0 there in float); a NaN z gives NaN.
-  __device__ static float exp_neg_abs(const float z) {
-    const float a = min_nan(fabsf(z), 128.0f);
-    const float t = -a * log2e;
-    const float q_err = fmaf(a, log2e_lo, fmaf(a, log2e, t));  // t - (-|z| log2(e)), log2(e) = log2e + log2e_lo
-    float e0;
-    asm("ex2.approx.f32 %0, %1;" : "=f"(e0) : "f"(t));
-    return fmaf(e0, q_err * -ln2, e0);
-  }
-  /// min(a, b) that keeps a NaN (min.NaN).
-  __device__ static float min_nan(const float a, const float b) {
-    float r;
-    asm("min.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
-    return r;
-  }
-  /// max(z, 0) that keeps a NaN z (max.NaN).
-  __device__ static float pos(const float z) {
-    float r;
-    asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(z), "f"(0.0f));
-    return r;
-  }
-  __device__ static float rcp(const float v) {
-    float r;
-    asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(v));
-    return r;
-  }
-#endif
-};
-
-/// loss(x, y) in the fast form for float (FastLoss), the accurate one for double.
+/// which read 3 or 4 bytes an element and are bound by the loss's arithmetic: exp_nonpos_poly's fast polynomial and
+/// log1p_unit_fast. Rooms have their own (CUDA devices: the multi-function unit's exp2; AVX-512 hosts: a pack at a
+/// time). The unit tests bound every backend's fast form at 8 float ulps of fp64 for every bf16 x and y in
+/// {-1, 1, 3, -7}; NaN in gives NaN, inf gives inf or 0. Double: the accurate form.
+/// loss(x, y) in the fast form for float, the accurate one for double.
 template <class T>
 KOKKOS_FORCEINLINE_FUNCTION T loss_fast(const T x, const T y);
-/// loss(x, y) and d loss / d x into grad in the fast form for float (on CUDA devices the sigmoid through the unit's
-/// reciprocal, rcp.approx).
+/// loss(x, y) and d loss / d x into grad in the fast form for float.
 template <class T>
 KOKKOS_FORCEINLINE_FUNCTION T loss_and_dloss_dx_fast(const T x, const T y, T& grad);
 
@@ -204,11 +163,7 @@ template <class T>
 KOKKOS_FORCEINLINE_FUNCTION T loss_fast(const T x, const T y) {
   if constexpr (std::is_same_v<T, float>) {
     const float z = -y * x;
-#if defined(__CUDA_ARCH__)
-    return FastLoss::pos(z) + log1p_unit_fast(FastLoss::exp_neg_abs(z));
-#else
     return (z > 0.0f ? z : 0.0f) + log1p_unit_fast(exp_nonpos_poly<true>(-Kokkos::abs(z)));
-#endif
   } else {
     return loss(x, y);
   }
@@ -218,15 +173,9 @@ template <class T>
 KOKKOS_FORCEINLINE_FUNCTION T loss_and_dloss_dx_fast(const T x, const T y, T& grad) {
   if constexpr (std::is_same_v<T, float>) {
     const float z = -y * x;
-#if defined(__CUDA_ARCH__)
-    const float e = FastLoss::exp_neg_abs(z);
-    grad = -y * ((z >= 0.0f ? 1.0f : e) * FastLoss::rcp(1.0f + e));
-    return FastLoss::pos(z) + log1p_unit_fast(e);
-#else
     const float e = exp_nonpos_poly<true>(-Kokkos::abs(z));
     grad = -y * ((z >= 0.0f ? 1.0f : e) / (1.0f + e));
     return (z > 0.0f ? z : 0.0f) + log1p_unit_fast(e);
-#endif
   } else {
     return loss_and_dloss_dx(x, y, grad);
   }

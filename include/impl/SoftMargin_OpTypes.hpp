@@ -6,8 +6,7 @@
 #include <Kokkos_Core.hpp>
 #include <type_traits>
 
-#include "SoftMargin_HostPacks.hpp"
-#include "SoftMargin_PackConvert.hpp"
+#include "SoftMargin_Hardware.hpp"
 #include "SoftMargin_Packs.hpp"
 #include "SoftMargin_Values.hpp"
 #include "SoftMargin_Views.hpp"
@@ -40,25 +39,24 @@ template <class XV, class YV, OpKind Kind>
 struct OpTypes {
   static constexpr OpKind kind = Kind;
   using execution_space = typename XV::execution_space;
+  using hardware = Hardware<execution_space>;
   using x_type = typename XV::non_const_value_type;
   using y_type = typename YV::non_const_value_type;
   using value_type = compute_t<x_type>;
   using accum_type = accum_t<value_type>;
-  static constexpr int width = pack_width_v<x_type, value_type, execution_space, Kind>;
+  static constexpr int width = hardware::template pack_width<x_type, value_type, Kind>;
   /// Whether the loss may take its fast form (Impl::loss_fast): 16-bit x, whose passes read 3 or 4 bytes an element
   /// and are bound by the loss's arithmetic; used where the float losses are reduced or rounded to 16 bits.
   static constexpr bool fast_x = sizeof(x_type) == 2;
   /// Whether a pass whose float results are rounded to O takes the fast form: 16-bit x into a 16-bit O.
   template <class O>
   static constexpr bool fast_into = fast_x && sizeof(O) == 2;
-  /// Whether the packs are computed by the host's vector kernels (SoftMargin_HostPacks.hpp): float arithmetic on a
-  /// host backend whose target has them.
-  static constexpr bool host_packs =
-      std::is_same_v<value_type, float> && is_host_space_v<execution_space> && host_packs_v<width>;
+  /// Whether the packs are computed by the hardware's own vector kernels (float arithmetic where it has them).
+  static constexpr bool vector_packs = std::is_same_v<value_type, float> && hardware::template vector_packs<width>;
   using pack_type = PackOf<value_type, width>;
   template <class V>
   using pack_of =
-      PackOf<typename V::non_const_value_type, width, pack_vectors_v<x_type, value_type, execution_space, Kind>>;
+      PackOf<typename V::non_const_value_type, width, hardware::template pack_vectors<x_type, value_type, Kind>>;
   template <class... V>
   static bool aligned(const V&... v) {
     return (aligned_to<alignof(pack_of<V>)>(v) && ...);
@@ -66,11 +64,19 @@ struct OpTypes {
   /// Element i of x and y in C.
   template <class Index>
   KOKKOS_FORCEINLINE_FUNCTION static value_type x_at(const XV& x, const Index i) {
-    return to_compute<value_type>(at(x, i));
+    return hardware::template to_compute<value_type>(at(x, i));
   }
   template <class Index>
   KOKKOS_FORCEINLINE_FUNCTION static value_type y_at(const YV& y, const Index i) {
-    return target_value<value_type>(at(y, i));
+    if constexpr (std::is_same_v<y_type, bool>)
+      return target_value<value_type>(at(y, i));
+    else
+      return hardware::template to_compute<value_type>(at(y, i));
+  }
+  /// v rounded once to O.
+  template <class O>
+  KOKKOS_FORCEINLINE_FUNCTION static O round(const value_type v) {
+    return hardware::template round_to<O>(v);
   }
 };
 
@@ -83,7 +89,8 @@ struct InputPacks {
   using C = typename types::value_type;
   template <class Index>
   KOKKOS_FORCEINLINE_FUNCTION static InputPacks load_readonly(const XV& xv, const YV& yv, const Index p) {
-    return {load_pack_readonly<decltype(x)>(xv.data(), p), load_pack_readonly<decltype(y)>(yv.data(), p)};
+    using hw = typename types::hardware;
+    return {hw::template load_readonly<decltype(x)>(xv.data(), p), hw::template load_readonly<decltype(y)>(yv.data(), p)};
   }
   template <class Index>
   KOKKOS_FORCEINLINE_FUNCTION static InputPacks load(const XV& xv, const YV& yv, const Index p) {
@@ -93,8 +100,8 @@ struct InputPacks {
   /// mixing 1- or 2-byte loads with it gets the narrow types' vector size.
   template <class P>
   KOKKOS_FORCEINLINE_FUNCTION void widen(P& xc, P& yc) const {
-    widen_values(x.v, xc.v);
-    widen_targets(y.v, yc.v);
+    types::hardware::widen_values(x.v, xc.v);
+    types::hardware::widen_targets(y.v, yc.v);
   }
 };
 

@@ -10,10 +10,8 @@
 #include <Kokkos_Core.hpp>
 #include <type_traits>
 
-#include "SoftMargin_HostPacks.hpp"
 #include "SoftMargin_Math.hpp"
 #include "SoftMargin_OpTypes.hpp"
-#include "SoftMargin_PackConvert.hpp"
 #include "SoftMargin_Packs.hpp"
 #include "SoftMargin_Values.hpp"
 #include "SoftMargin_Views.hpp"
@@ -27,15 +25,16 @@ struct LossOp : OpTypes<XV, YV, OpKind::Reduce> {
   using typename types::accum_type;
   using typename types::pack_type;
   using typename types::value_type;
+  using hw = typename types::hardware;
   static constexpr KernelLabels labels{"softmargin::loss::range_reduce", "softmargin::loss::team_scratch",
                                        "softmargin::loss::native"};
   using inputs_type = InputPacks<XV, YV, OpKind::Reduce>;
   static constexpr bool packable = is_flat_v<XV> && is_flat_v<YV>;
-  static constexpr bool vector_lane_sums = types::host_packs;
+  static constexpr bool vector_lane_sums = types::vector_packs;
   /// The loss of one element: the fast form for 16-bit x (its sum is what the pass returns).
   KOKKOS_FORCEINLINE_FUNCTION static value_type loss_of(const value_type xv, const value_type yv) {
     if constexpr (types::fast_x)
-      return loss_fast(xv, yv);
+      return hw::loss_fast(xv, yv);
     else
       return loss(xv, yv);
   }
@@ -58,8 +57,8 @@ struct LossOp : OpTypes<XV, YV, OpKind::Reduce> {
   KOKKOS_FORCEINLINE_FUNCTION pack_type apply(const inputs_type& in, const Index, const value_type) const {
     pack_type xc, yc, l;
     in.widen(xc, yc);
-    if constexpr (types::host_packs)
-      loss_pack<types::fast_x>(xc.v, yc.v, l.v);
+    if constexpr (types::vector_packs)
+      hw::template loss_pack<types::fast_x>(xc.v, yc.v, l.v);
     else
       for (int k = 0; k < pack_type::width; ++k) l.v[k] = loss_of(xc.v[k], yc.v[k]);
     return l;
@@ -72,6 +71,7 @@ struct LossNoneOp : OpTypes<XV, YV, OpKind::Map> {
   using types = OpTypes<XV, YV, OpKind::Map>;
   using typename types::pack_type;
   using typename types::value_type;
+  using hw = typename types::hardware;
   static constexpr KernelLabels labels{"softmargin::loss_none::range_for", "softmargin::loss_none::team_for",
                                        "softmargin::loss_none::native"};
   using out_type = typename OV::non_const_value_type;
@@ -80,7 +80,7 @@ struct LossNoneOp : OpTypes<XV, YV, OpKind::Map> {
   /// The loss of one element: the fast form for 16-bit x into a 16-bit output (rounded to 8 or 11 bits).
   KOKKOS_FORCEINLINE_FUNCTION static value_type loss_of(const value_type xv, const value_type yv) {
     if constexpr (types::template fast_into<out_type>)
-      return loss_fast(xv, yv);
+      return hw::loss_fast(xv, yv);
     else
       return loss(xv, yv);
   }
@@ -93,7 +93,7 @@ struct LossNoneOp : OpTypes<XV, YV, OpKind::Map> {
   KOKKOS_INLINE_FUNCTION value_type scale() const { return value_type(1); }
   template <class Index>
   KOKKOS_FORCEINLINE_FUNCTION void operator()(const Index i, const value_type) const {
-    at(out, i) = round_to<out_type>(loss_of(types::x_at(x, i), types::y_at(y, i)));
+    at(out, i) = types::template round<out_type>(loss_of(types::x_at(x, i), types::y_at(y, i)));
   }
   /// Plain loads: out may be x or y itself (in place).
   template <class Index>
@@ -105,12 +105,12 @@ struct LossNoneOp : OpTypes<XV, YV, OpKind::Map> {
     pack_type xc, yc;
     in.widen(xc, yc);
     pack_type l;
-    if constexpr (types::host_packs)
-      loss_pack<types::template fast_into<out_type>>(xc.v, yc.v, l.v);
+    if constexpr (types::vector_packs)
+      hw::template loss_pack<types::template fast_into<out_type>>(xc.v, yc.v, l.v);
     else
       for (int k = 0; k < pack_type::width; ++k) l.v[k] = loss_of(xc.v[k], yc.v[k]);
     typename types::template pack_of<OV> o;
-    round_scaled(value_type(1), l.v, o.v);
+    hw::round_scaled(value_type(1), l.v, o.v);
     store_pack(out.data(), p, o);
   }
 };
@@ -122,6 +122,7 @@ struct GradOp : OpTypes<XV, YV, OpKind::Map> {
   using types = OpTypes<XV, YV, OpKind::Map>;
   using typename types::pack_type;
   using typename types::value_type;
+  using hw = typename types::hardware;
   static constexpr KernelLabels labels{"softmargin::backward::range_for", "softmargin::backward::team_for",
                                        "softmargin::backward::native"};
   using grad_type = typename GV::non_const_value_type;
@@ -155,9 +156,9 @@ struct GradOp : OpTypes<XV, YV, OpKind::Map> {
   KOKKOS_FORCEINLINE_FUNCTION void operator()(const Index i, const value_type s) const {
     const value_type d = dloss_dx<value_type>(types::x_at(x, i), types::y_at(y, i));
     if constexpr (per_element)
-      at(grad, i) = round_to<grad_type>(to_compute<value_type>(at(upstream, i)) * d);
+      at(grad, i) = types::template round<grad_type>(hw::template to_compute<value_type>(at(upstream, i)) * d);
     else
-      at(grad, i) = round_to<grad_type>(s * d);
+      at(grad, i) = types::template round<grad_type>(s * d);
   }
   /// Plain loads: grad may be x, y or the upstream itself (in place).
   template <class Index>
@@ -170,18 +171,18 @@ struct GradOp : OpTypes<XV, YV, OpKind::Map> {
   KOKKOS_FORCEINLINE_FUNCTION void apply(const inputs_type& in, const Index p, const value_type s) const {
     pack_type xc, yc, d;
     in.widen(xc, yc);
-    if constexpr (types::host_packs)
-      grad_pack<types::template fast_into<grad_type>>(xc.v, yc.v, d.v);
+    if constexpr (types::vector_packs)
+      hw::template grad_pack<types::template fast_into<grad_type>>(xc.v, yc.v, d.v);
     else
       for (int k = 0; k < pack_type::width; ++k) d.v[k] = dloss_dx<value_type>(xc.v[k], yc.v[k]);
     typename types::template pack_of<GV> g;
     if constexpr (per_element) {
       pack_type u;
-      widen_values(in.g.v, u.v);
+      hw::widen_values(in.g.v, u.v);
       for (int k = 0; k < pack_type::width; ++k) d.v[k] *= u.v[k];
-      round_scaled(value_type(1), d.v, g.v);
+      hw::round_scaled(value_type(1), d.v, g.v);
     } else {
-      round_scaled(s, d.v, g.v);
+      hw::round_scaled(s, d.v, g.v);
     }
     store_pack(grad.data(), p, g);
   }
@@ -194,17 +195,18 @@ struct LossGradOp : OpTypes<XV, YV, OpKind::Fused> {
   using typename types::accum_type;
   using typename types::pack_type;
   using typename types::value_type;
+  using hw = typename types::hardware;
   static constexpr KernelLabels labels{"softmargin::loss_and_grad::range_reduce",
                                        "softmargin::loss_and_grad::team_scratch", "softmargin::loss_and_grad::native"};
   using grad_type = typename GV::non_const_value_type;
   using inputs_type = InputPacks<XV, YV, OpKind::Fused>;
   static constexpr bool packable = is_flat_v<XV> && is_flat_v<YV> && is_flat_v<GV>;
-  static constexpr bool vector_lane_sums = types::host_packs;
+  static constexpr bool vector_lane_sums = types::vector_packs;
   /// Loss and gradient of one element: the fast form for 16-bit x with a 16-bit gradient (the loss is summed).
   KOKKOS_FORCEINLINE_FUNCTION static value_type loss_and_grad_of(const value_type xv, const value_type yv,
                                                                  value_type& g) {
     if constexpr (types::template fast_into<grad_type>)
-      return loss_and_dloss_dx_fast(xv, yv, g);
+      return hw::loss_and_dloss_dx_fast(xv, yv, g);
     else
       return loss_and_dloss_dx(xv, yv, g);
   }
@@ -221,7 +223,7 @@ struct LossGradOp : OpTypes<XV, YV, OpKind::Fused> {
   KOKKOS_FORCEINLINE_FUNCTION accum_type operator()(const Index i, const value_type s) const {
     value_type g;
     const value_type l = loss_and_grad_of(types::x_at(x, i), types::y_at(y, i), g);
-    at(grad, i) = round_to<grad_type>(s * g);
+    at(grad, i) = types::template round<grad_type>(s * g);
     return static_cast<accum_type>(l);
   }
   /// Plain loads: grad may be x or y itself (in place).
@@ -234,12 +236,12 @@ struct LossGradOp : OpTypes<XV, YV, OpKind::Fused> {
   KOKKOS_FORCEINLINE_FUNCTION pack_type apply(const inputs_type& in, const Index p, const value_type s) const {
     pack_type xc, yc, l, d;
     in.widen(xc, yc);
-    if constexpr (types::host_packs)
-      loss_and_grad_pack<types::template fast_into<grad_type>>(xc.v, yc.v, l.v, d.v);
+    if constexpr (types::vector_packs)
+      hw::template loss_and_grad_pack<types::template fast_into<grad_type>>(xc.v, yc.v, l.v, d.v);
     else
       for (int k = 0; k < pack_type::width; ++k) l.v[k] = loss_and_grad_of(xc.v[k], yc.v[k], d.v[k]);
     typename types::template pack_of<GV> g;
-    round_scaled(s, d.v, g.v);
+    hw::round_scaled(s, d.v, g.v);
     store_pack(grad.data(), p, g);
     return l;
   }

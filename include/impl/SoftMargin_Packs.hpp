@@ -1,4 +1,6 @@
-// SoftMargin: vector packs, their sums, and the one grid-stride loop every kernel runs over its share of elements.
+// SoftMargin: packs of values (plain arrays), their sums, and the one loop every kernel runs over its share of
+// elements. What a hardware room changes (the pack sizes, how packs load and how they are summed) comes through
+// Op::hardware (SoftMargin_Hardware.hpp).
 #ifndef SOFTMARGIN_IMPL_PACKS_HPP
 #define SOFTMARGIN_IMPL_PACKS_HPP
 
@@ -6,15 +8,9 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "SoftMargin_Math.hpp"
-#include "SoftMargin_Tuning.hpp"
-#include "SoftMargin_Workspace.hpp"
+#include <utility>
 
-#if defined(__CUDA_ARCH__)
-#define SOFTMARGIN_IMPL_UNROLL _Pragma("unroll")
-#else
-#define SOFTMARGIN_IMPL_UNROLL
-#endif
+#include "SoftMargin_Math.hpp"
 
 namespace softmargin::Impl {
 
@@ -35,23 +31,6 @@ struct alignas(Align) Pack {
 template <class T, int W, int Vectors = 1>
 using PackOf = Pack<T, static_cast<int>(sizeof(T)) * W, static_cast<int>(sizeof(T)) * W / Vectors>;
 
-/// Vectors of C a pack of an op of kind K on x of type X holds: on hosts kHostPackVectors for float arithmetic, except
-/// the map passes of float x, which take one (GCC keeps a float pack of four vectors on the stack, not in registers,
-/// and those passes copy it there and back: the fp32 backward pass took 2x the time; 16-bit x is widened into a pack
-/// of floats anyway); on devices one load.
-template <class X, class C, class Exec, OpKind K>
-inline constexpr bool wide_host_packs_v = std::is_same_v<C, float> &&
-                                          (sizeof(X) < sizeof(C) || K != OpKind::Map) && is_host_space_v<Exec>;
-template <class X, class C, class Exec, OpKind K>
-inline constexpr int pack_vectors_v = wide_host_packs_v<X, C, Exec, K> ? kHostPackVectors : 1;
-
-/// Elements per pack of an op of kind K on x of type X computing in C: hosts fill pack_vectors_v vector registers of
-/// C (whole-vector arithmetic), devices load 16 bytes of x at a time (8 16-bit values, 4 floats, 2 doubles).
-template <class X, class C, class Exec, OpKind K>
-inline constexpr int pack_width_v = is_host_space_v<Exec>
-                                        ? kHostVectorBytes / static_cast<int>(sizeof(C)) * pack_vectors_v<X, C, Exec, K>
-                                        : kDevicePackBytes / static_cast<int>(sizeof(X));
-
 /// d[0] + ... + d[W-1] by halving (d[k] += d[k + W/2], W a power of two), one level per instantiation so that every
 /// loop has a constant trip count: compilers unroll it into whole-vector adds.
 template <int W, class A>
@@ -71,22 +50,11 @@ KOKKOS_FORCEINLINE_FUNCTION A halving_sum(A* d) {
 ///  - Narrow packs (devices, Narrow true): each pack's values are added pairwise in T and the pack sum converted once
 ///    (on GPUs a conversion to double costs the issue slots of 8 float operations). Where a pack sum is not finite in T
 ///    (losses near T's max, inf, NaN) the values are added in A instead, so nothing overflows that the A sum would not.
-///  - Vector (wide packs that an AVX-512 kernel computed, SoftMargin_HostPacks.hpp): the same lane sums as whole-vector
-///    converts and adds written out, since compilers do not vectorize a sum that starts from a vector's lanes (GCC 12
-///    left it scalar). The two halves of each vector are added in T first, each times 1/2 so that no pair overflows
-///    (one rounding, as the device packs' sums; the total is doubled): a convert and an add fewer a vector, the fp32
-///    mean about 8% faster on one core.
-template <class A, class P, bool Narrow, bool Vector = false>
+template <class A, class P, bool Narrow>
 struct LaneSums {
   using T = typename P::value_type;
   static constexpr bool narrow = Narrow && !std::is_same_v<A, T>;
-  static constexpr bool halves =
-#if defined(SOFTMARGIN_IMPL_AVX512)
-      Vector && std::is_same_v<A, double> && std::is_same_v<T, float> && P::width % 16 == 0;
-#else
-      false;
-#endif
-  static constexpr int lanes = narrow ? 1 : halves ? 8 : P::width;
+  static constexpr int lanes = narrow ? 1 : P::width;
   A v[lanes] = {};
 
   /// Adds K packs. The narrow kind tests the K pack sums for finiteness once: a branch per pack keeps the GPU
@@ -108,17 +76,6 @@ struct LaneSums {
         for (int j = 0; j < K; ++j)
           for (int k = 0; k < P::width; ++k) v[0] += static_cast<A>(p[j].v[k]);
       }
-    } else if constexpr (halves) {
-#if defined(SOFTMARGIN_IMPL_AVX512)
-      const __m256 half = _mm256_set1_ps(0.5f);
-      for (int j = 0; j < K; ++j)
-        for (int k = 0; k < P::width; k += 16) {
-          const __m512 f = _mm512_loadu_ps(p[j].v + k);
-          const __m256 hi = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(f), 1));
-          const __m256 m = _mm256_fmadd_ps(_mm512_castps512_ps256(f), half, _mm256_mul_ps(hi, half));
-          _mm512_storeu_pd(v, _mm512_add_pd(_mm512_loadu_pd(v), _mm512_cvtps_pd(m)));
-        }
-#endif
     } else {
       for (int j = 0; j < K; ++j)
         for (int k = 0; k < P::width; ++k) v[k] += static_cast<A>(p[j].v[k]);
@@ -128,40 +85,12 @@ struct LaneSums {
     const P one[1] = {p};
     add(one);
   }
-  KOKKOS_FORCEINLINE_FUNCTION A total() {
-    if constexpr (narrow)
-      return v[0];
-    else if constexpr (halves)
-      return 2 * halving_sum<lanes>(v);
-    else
-      return halving_sum<lanes>(v);
-  }
+  KOKKOS_FORCEINLINE_FUNCTION A total() { return halving_sum<lanes>(v); }
 };
 
 template <class P, class T, class Index>
 KOKKOS_FORCEINLINE_FUNCTION P load_pack(T* p, const Index i) {
   return reinterpret_cast<const P*>(p)[i];
-}
-/// load_pack for inputs that nothing writes while the kernel runs: through the read-only data cache on CUDA devices
-/// (non-coherent loads, as `const __restrict__` pointers would give), a plain load elsewhere.
-template <class P, class T, class Index>
-KOKKOS_FORCEINLINE_FUNCTION P load_pack_readonly(const T* p, const Index i) {
-#if defined(__CUDA_ARCH__)
-  if constexpr (P::bytes == 16 && std::is_same_v<T, float>) {
-    const float4 v = __ldg(reinterpret_cast<const float4*>(p) + i);
-    return P{{v.x, v.y, v.z, v.w}};
-  } else if constexpr (P::bytes == 16 && std::is_same_v<T, double>) {
-    const double2 v = __ldg(reinterpret_cast<const double2*>(p) + i);
-    return P{{v.x, v.y}};
-  } else if constexpr (P::bytes == 16) {  // 16-bit and 8-bit values: the bits as one vector load
-    return Kokkos::bit_cast<P>(__ldg(reinterpret_cast<const uint4*>(p) + i));
-  } else if constexpr (P::bytes == 8) {
-    return Kokkos::bit_cast<P>(__ldg(reinterpret_cast<const uint2*>(p) + i));
-  } else if constexpr (P::bytes == 4) {
-    return Kokkos::bit_cast<P>(__ldg(reinterpret_cast<const unsigned*>(p) + i));
-  }
-#endif
-  return load_pack<P>(p, i);
 }
 template <class P, class T, class Index>
 KOKKOS_FORCEINLINE_FUNCTION void store_pack(T* p, const Index i, const P& v) {
@@ -215,6 +144,13 @@ struct ShareSum<Op, false> {
 template <class Op>
 using share_result_t = typename ShareSum<Op>::result;
 
+/// f(std::integral_constant<int, u>) for u = 0 .. N-1, unrolled by construction (one call each).
+template <int N, class F>
+KOKKOS_FORCEINLINE_FUNCTION void static_for(const F& f) {
+  [&]<int... U>(std::integer_sequence<int, U...>) { (f(std::integral_constant<int, U>{}), ...); }(
+      std::make_integer_sequence<int, N>{});
+}
+
 /// Whether an op's packs come from vector kernels (Op::vector_lane_sums), whose sums LaneSums writes out as vectors.
 template <class Op, class = void>
 inline constexpr bool vector_lane_sums_v = false;
@@ -223,7 +159,8 @@ inline constexpr bool vector_lane_sums_v<Op, std::void_t<decltype(Op::vector_lan
 
 /// Op over this thread's share of n elements, `share_of(count)` giving the share of `count` items. With `packed`,
 /// whole packs of W elements (Unroll of them at a time: their loads issued before any of their arithmetic, which
-/// the GPU compiler keeps in source order), then the n % W tail one by one; else one element at a time.
+/// the GPU compiler keeps in source order), then the n % W tail one by one; else one element at a time. The packs
+/// are summed by the op's hardware's lane sums.
 template <int Unroll, class Op, class Index, class ShareOf>
 KOKKOS_FORCEINLINE_FUNCTION share_result_t<Op> for_share(const Op& op, const Index n, const bool packed,
                                                          const ShareOf& share_of) {
@@ -237,22 +174,19 @@ KOKKOS_FORCEINLINE_FUNCTION share_result_t<Op> for_share(const Op& op, const Ind
       constexpr Index W = P::width;
       const Index packs = n / W;
       const Share<Index> s = share_of(packs);
-      constexpr bool narrow = !is_host_space_v<typename Op::execution_space>;
-      [[maybe_unused]] std::conditional_t<reduces, LaneSums<A, P, narrow, vector_lane_sums_v<Op>>, int> lanes{};
+      using Sums = typename Op::hardware::template lane_sums<A, P, vector_lane_sums_v<Op>>;
+      [[maybe_unused]] std::conditional_t<reduces, Sums, int> lanes{};
       Index p = s.begin;
       if constexpr (Unroll > 1) {
         for (; p + (Unroll - 1) * s.step < s.end; p += Unroll * s.step) {
           typename Op::inputs_type in[Unroll];
-          SOFTMARGIN_IMPL_UNROLL
-          for (int u = 0; u < Unroll; ++u) in[u] = op.load(p + u * s.step);
+          static_for<Unroll>([&](auto u) { in[u] = op.load(p + u * s.step); });
           if constexpr (reduces) {
             P l[Unroll];
-            SOFTMARGIN_IMPL_UNROLL
-            for (int u = 0; u < Unroll; ++u) l[u] = op.apply(in[u], p + u * s.step, scale);
+            static_for<Unroll>([&](auto u) { l[u] = op.apply(in[u], p + u * s.step, scale); });
             lanes.add(l);
           } else {
-            SOFTMARGIN_IMPL_UNROLL
-            for (int u = 0; u < Unroll; ++u) op.apply(in[u], p + u * s.step, scale);
+            static_for<Unroll>([&](auto u) { op.apply(in[u], p + u * s.step, scale); });
           }
         }
       }

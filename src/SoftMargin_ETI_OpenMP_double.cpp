@@ -1,7 +1,0 @@
-// Explicit instantiation of the SoftMargin kernels for Kokkos::OpenMP, double.
-#define SOFTMARGIN_ETI_DEFINITION
-#include "SoftMargin.hpp"
-
-#if defined(KOKKOS_ENABLE_OPENMP)
-SOFTMARGIN_ETI_HOST_BACKEND(, Kokkos::OpenMP, double)
-#endif
