@@ -293,4 +293,14 @@ void check_host_packs_if_any() {
 
 TEST(TEST_CATEGORY, host_packs_equal_the_element_form) { check_host_packs_if_any<16>(); }
 
+/// The instantiations the library holds are the pairs listed in src/CMakeLists.txt (declared extern by the
+/// generated SoftMargin_ETI.hpp); other pairs, bool targets for one, compile in the caller (as every test of them does).
+TEST(TEST_CATEGORY, instantiations_follow_the_list) {
+#if defined(SOFTMARGIN_ENABLE_ETI)
+  static_assert(Impl::eti_spec_avail<WExec, float, float>::value && Impl::eti_spec_avail<WExec, double, double>::value);
+  static_assert(Impl::eti_spec_avail<WExec, bf16, std::int8_t>::value && Impl::eti_spec_avail<WExec, fp16, fp16>::value);
+#endif
+  static_assert(!Impl::eti_spec_avail<WExec, float, bool>::value && !Impl::eti_spec_avail<WExec, float, std::int8_t>::value);
+}
+
 }  // namespace softmargin::test

@@ -8,9 +8,14 @@
 #include <cstdint>
 #include <type_traits>
 
-#include <utility>
-
 #include "SoftMargin_Math.hpp"
+
+// Unrolls the loop it precedes where the compiler honors #pragma unroll (Kokkos says where: on CUDA devices).
+#if defined(KOKKOS_ENABLE_PRAGMA_UNROLL)
+#define SOFTMARGIN_IMPL_UNROLL _Pragma("unroll")
+#else
+#define SOFTMARGIN_IMPL_UNROLL
+#endif
 
 namespace softmargin::Impl {
 
@@ -144,13 +149,6 @@ struct ShareSum<Op, false> {
 template <class Op>
 using share_result_t = typename ShareSum<Op>::result;
 
-/// f(std::integral_constant<int, u>) for u = 0 .. N-1, unrolled by construction (one call each).
-template <int N, class F>
-KOKKOS_FORCEINLINE_FUNCTION void static_for(const F& f) {
-  [&]<int... U>(std::integer_sequence<int, U...>) { (f(std::integral_constant<int, U>{}), ...); }(
-      std::make_integer_sequence<int, N>{});
-}
-
 /// Whether an op's packs come from vector kernels (Op::vector_lane_sums), whose sums LaneSums writes out as vectors.
 template <class Op, class = void>
 inline constexpr bool vector_lane_sums_v = false;
@@ -180,13 +178,16 @@ KOKKOS_FORCEINLINE_FUNCTION share_result_t<Op> for_share(const Op& op, const Ind
       if constexpr (Unroll > 1) {
         for (; p + (Unroll - 1) * s.step < s.end; p += Unroll * s.step) {
           typename Op::inputs_type in[Unroll];
-          static_for<Unroll>([&](auto u) { in[u] = op.load(p + u * s.step); });
+          SOFTMARGIN_IMPL_UNROLL
+          for (int u = 0; u < Unroll; ++u) in[u] = op.load(p + u * s.step);
           if constexpr (reduces) {
             P l[Unroll];
-            static_for<Unroll>([&](auto u) { l[u] = op.apply(in[u], p + u * s.step, scale); });
+            SOFTMARGIN_IMPL_UNROLL
+            for (int u = 0; u < Unroll; ++u) l[u] = op.apply(in[u], p + u * s.step, scale);
             lanes.add(l);
           } else {
-            static_for<Unroll>([&](auto u) { op.apply(in[u], p + u * s.step, scale); });
+            SOFTMARGIN_IMPL_UNROLL
+            for (int u = 0; u < Unroll; ++u) op.apply(in[u], p + u * s.step, scale);
           }
         }
       }
