@@ -11,7 +11,7 @@ constexpr Algorithm kAlgorithms[] = {Algorithm::Auto, Algorithm::RangeReduce, Al
                                      Algorithm::Native};
 
 // ---------------------------------------------------------------------------------------------------------------
-// Conversions, on the backend (CUDA devices use the hardware's).
+// Conversions, as the backend's kernels make them (Hardware<Exec>: CUDA devices use the hardware's).
 
 /// Mismatches of T's conversions over every 16-bit pattern h: to float against the decoded value, and back from
 /// float at h, at the midpoints to its neighbours and one float ulp either side of them (round to nearest even,
@@ -22,8 +22,11 @@ std::int64_t conversion_mismatches() {
   Kokkos::parallel_reduce(
       "conversions", Kokkos::RangePolicy<Exec>(0, 65536),
       KOKKOS_LAMBDA(const int i, std::int64_t& count) {
+        using Hw = Impl::Hardware<Exec>;
+        const auto widen = [](const T v) { return Hw::template to_compute<float>(v); };
+        const auto round = [](const float v) { return Hw::template round_to<T>(v); };
         const std::uint16_t h = static_cast<std::uint16_t>(i);
-        const float f = static_cast<float>(T::from_bits(h));
+        const float f = widen(T::from_bits(h));
         const bool is_bf16 = std::is_same_v<T, bf16>;
         const int mant = is_bf16 ? 7 : 10, bias = is_bf16 ? 127 : 15, emax = is_bf16 ? 255 : 31;
         const int e = (h >> mant) & emax;
@@ -31,7 +34,7 @@ std::int64_t conversion_mismatches() {
         const float sign = (h & 0x8000u) ? -1.0f : 1.0f;
         if (e == emax) {  // inf or NaN
           count += (m == 0) ? !(Kokkos::isinf(f) && f * sign > 0) : !Kokkos::isnan(f);
-          count += (m == 0) ? (T(f).bits != h) : !Kokkos::isnan(static_cast<float>(T(f)));
+          count += (m == 0) ? (round(f).bits != h) : !Kokkos::isnan(widen(round(f)));
           return;
         }
         const int k = (e ? e : 1) - bias - mant, k1 = k / 2, k2 = k - k1;  // 2^k in two normal factors
@@ -39,17 +42,17 @@ std::int64_t conversion_mismatches() {
                           Kokkos::bit_cast<float>(static_cast<std::uint32_t>(k1 + 127) << 23) *
                           Kokkos::bit_cast<float>(static_cast<std::uint32_t>(k2 + 127) << 23);
         count += Kokkos::bit_cast<std::uint32_t>(f) != Kokkos::bit_cast<std::uint32_t>(ref);
-        count += T(f).bits != h;
+        count += round(f).bits != h;
         // Above h (away from zero): the next magnitude (infinity after the largest finite value).
         const std::uint16_t next = static_cast<std::uint16_t>(h + 1);
-        const float fn = static_cast<float>(T::from_bits(next));
-        const float step = Kokkos::isinf(fn) ? f - static_cast<float>(T::from_bits(h - 1)) : fn - f;
+        const float fn = widen(T::from_bits(next));
+        const float step = Kokkos::isinf(fn) ? f - widen(T::from_bits(h - 1)) : fn - f;
         const float mid = f + step / 2;  // exact: 16-bit values have few mantissa bits
         const float below = Kokkos::nextafter(mid, 0.0f), above = Kokkos::nextafter(mid, 2 * mid);
         const std::uint16_t even = (h & 1u) ? next : h;
-        count += T(below).bits != h;
-        count += T(above).bits != next;
-        count += T(mid).bits != even;
+        count += round(below).bits != h;
+        count += round(above).bits != next;
+        count += round(mid).bits != even;
       },
       bad);
   return bad;

@@ -19,6 +19,7 @@
 #include "../SoftMargin_Math.hpp"
 #include "../SoftMargin_Packs.hpp"
 #include "SoftMargin_HostTarget.hpp"
+#include "SoftMargin_HostVectors.hpp"
 
 namespace softmargin::Impl {
 
@@ -32,10 +33,12 @@ inline constexpr bool host_packs_v =
 #endif
 
 #if defined(SOFTMARGIN_IMPL_AVX512)
-/// madd for 16 floats: the core's polynomials (SoftMargin_Math.hpp) evaluated on AVX-512 vectors.
+/// madd for 16 floats: the core's polynomials (SoftMargin_Math.hpp) evaluated on AVX-512 vectors. (__m512 as a
+/// template argument is this vector type: its may_alias attribute does not take part.)
 template <>
-struct Madd<__m512> {
-  KOKKOS_FORCEINLINE_FUNCTION static __m512 apply(const __m512 a, const __m512 b, const __m512 c) { return _mm512_fmadd_ps(a, b, c); }
+struct Madd<host_vector_t<float, 16>> {
+  using V = host_vector_t<float, 16>;
+  KOKKOS_FORCEINLINE_FUNCTION static V apply(const V a, const V b, const V c) { return _mm512_fmadd_ps(a, b, c); }
 };
 
 /// The running sum in double of packs of float that the kernels below computed: each vector's two halves are added
