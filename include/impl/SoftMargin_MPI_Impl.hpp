@@ -14,13 +14,13 @@
 #include <cstring>
 #include <exception>
 #include <limits>
-#include <map>
-#include <memory>
-#include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <vector>
+
+#include "SoftMargin_InstanceCache.hpp"
 
 namespace softmargin::mpi {
 
@@ -210,81 +210,39 @@ void divide(const Exec& space, const Dst& dst, const Src& src, double divisor) {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Scratch of one call: the partial sum (host-staged or in the execution space's memory) and a scaled upstream
-// gradient. Host instances use the Scratch object's own members; device instances keep one set per instance
-// (device and pinned allocations are slow), used under a lock and released at Kokkos::finalize.
-
-template <class Exec, class P, class T, bool Host = host_memory_v<Exec>>
-class Scratch {  // host
- public:
-  using Mem = typename Exec::memory_space;
-  Scratch() = default;
-  Scratch(const Scratch&) = delete;
-  Scratch& operator=(const Scratch&) = delete;
-  void acquire(const Exec&) {}
-  Kokkos::View<P, Mem, Kokkos::MemoryTraits<Kokkos::Unmanaged>> staged() { return decltype(staged())(&staged_); }
-  Kokkos::View<P, Mem, Kokkos::MemoryTraits<Kokkos::Unmanaged>> direct() { return decltype(direct())(&direct_); }
-  Kokkos::View<T, Mem, Kokkos::MemoryTraits<Kokkos::Unmanaged>> upstream() { return decltype(upstream())(&upstream_); }
-
- private:
-  P staged_ = 0, direct_ = 0;
-  T upstream_ = 0;
-};
+// Scratch of one call: the partial sum (host-staged, or in the execution space's memory) and a scaled upstream
+// gradient, from the instance cache (device backends: the instance's own set, locked for the call; host backends: a
+// pooled set of the calling thread's own).
 
 template <class Exec, class P, class T>
-class Scratch<Exec, P, T, false> {  // device
- public:
+struct ScratchSet {
   using Mem = typename Exec::memory_space;
-  using Pinned = Kokkos::SharedHostPinnedSpace;
-  Scratch() = default;
-  Scratch(const Scratch&) = delete;
-  Scratch& operator=(const Scratch&) = delete;
-
-  /// Takes the instance's set (made on first use) and holds its lock until the Scratch goes.
-  void acquire(const Exec& space) {
-    // Never destroyed: Kokkos::finalize may run after static destructors, and its hook must still find the registry.
-    struct Registry {
-      std::mutex mutex;
-      std::map<std::uint32_t, std::shared_ptr<Entry>> by_instance;
-      bool hooked = false;
-    };
-    static auto* reg = new Registry;
-    {
-      std::lock_guard<std::mutex> guard(reg->mutex);
-      if (!reg->hooked) {
-        Kokkos::push_finalize_hook([] {
-          std::lock_guard<std::mutex> g(reg->mutex);
-          reg->by_instance.clear();
-          reg->hooked = false;
-        });
-        reg->hooked = true;
-      }
-      auto& slot = reg->by_instance[space.impl_instance_id()];
-      if (!slot) slot = std::make_shared<Entry>(space);
-      entry_ = slot;
-    }
-    lock_ = std::unique_lock<std::mutex>(entry_->mutex);
+  using Staged = std::conditional_t<host_memory_v<Exec>, Mem, Kokkos::SharedHostPinnedSpace>;
+  Kokkos::View<P, Staged> staged;
+  Kokkos::View<P, Mem> direct;
+  Kokkos::View<T, Mem> upstream;
+  explicit ScratchSet(const Exec& space)
+      : staged(Kokkos::view_alloc(space, "softmargin::mpi::staged")),
+        direct(Kokkos::view_alloc(space, "softmargin::mpi::direct")),
+        upstream(Kokkos::view_alloc(space, "softmargin::mpi::upstream")) {
+    space.fence("softmargin::mpi: scratch allocated");
   }
+  bool fits() const { return true; }
+};
+
+/// The scratch of one call, held from acquire() to the end of the call.
+template <class Exec, class P, class T>
+class Scratch {
+ public:
+  using Set = ScratchSet<Exec, P, T>;
+  void acquire(const Exec& space) { lease_.emplace(softmargin::Impl::InstanceCache<Exec, Set>::acquire(space)); }
   /// The set's Views; empty Views when acquire() did not run (a call whose arguments failed their checks first).
-  Kokkos::View<P, Pinned> staged() { return entry_ ? entry_->staged : Kokkos::View<P, Pinned>(); }
-  Kokkos::View<P, Mem> direct() { return entry_ ? entry_->direct : Kokkos::View<P, Mem>(); }
-  Kokkos::View<T, Mem> upstream() { return entry_ ? entry_->upstream : Kokkos::View<T, Mem>(); }
+  decltype(Set::staged) staged() const { return lease_ ? (*lease_)->staged : decltype(Set::staged)(); }
+  decltype(Set::direct) direct() const { return lease_ ? (*lease_)->direct : decltype(Set::direct)(); }
+  decltype(Set::upstream) upstream() const { return lease_ ? (*lease_)->upstream : decltype(Set::upstream)(); }
 
  private:
-  struct Entry {
-    Kokkos::View<P, Pinned> staged;
-    Kokkos::View<P, Mem> direct;
-    Kokkos::View<T, Mem> upstream;
-    std::mutex mutex;
-    explicit Entry(const Exec& space)
-        : staged(Kokkos::view_alloc(space, "softmargin::mpi::staged")),
-          direct(Kokkos::view_alloc(space, "softmargin::mpi::direct")),
-          upstream(Kokkos::view_alloc(space, "softmargin::mpi::upstream")) {
-      space.fence("softmargin::mpi: scratch allocated");
-    }
-  };
-  std::shared_ptr<Entry> entry_;
-  std::unique_lock<std::mutex> lock_;
+  std::optional<typename softmargin::Impl::InstanceCache<Exec, Set>::Lease> lease_;
 };
 
 }  // namespace Impl

@@ -109,7 +109,7 @@ void backward(MPI_Comm comm, const ExecSpace& space, const XView& x, const YView
   }
   softmargin::backward(space, x, y, scaled_upstream(space, grad_loss, divisor, scratch), grad_x, Reduction::Sum,
                        algorithm);
-  if constexpr (host_memory_v<ExecSpace>) space.fence("softmargin::mpi::backward: scratch on the stack");
+  if constexpr (host_memory_v<ExecSpace>) space.fence("softmargin::mpi::backward: scratch back to the pool");
 }
 
 template <class ExecSpace, class XView, class YView, class LossView, class GradView, class Upstream>
