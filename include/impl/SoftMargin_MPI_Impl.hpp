@@ -1,19 +1,12 @@
-// SoftMargin MPI: status agreement, the transport of the partial sums, per-instance scratch and tiny kernels.
+// SoftMargin MPI: status agreement, per-instance scratch and one-element kernels.
 #ifndef SOFTMARGIN_IMPL_MPI_IMPL_HPP
 #define SOFTMARGIN_IMPL_MPI_IMPL_HPP
 
 #include <mpi.h>
-#if __has_include(<mpi-ext.h>)
-#include <mpi-ext.h>  // Open MPI: MPIX_Query_cuda_support
-#endif
 
 #include <Kokkos_Core.hpp>
 #include <array>
-#include <cstdint>
-#include <cstdlib>
-#include <cstring>
 #include <exception>
-#include <limits>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -21,56 +14,9 @@
 #include <vector>
 
 #include "SoftMargin_InstanceCache.hpp"
+#include "SoftMargin_MPI_Transport.hpp"
 
-namespace softmargin::mpi {
-
-/// How the partial sums of the ranks travel.
-enum class Transport {
-  HostStaged,   ///< the local pass writes its partial to host (pinned) memory; MPI reduces a host buffer
-  DeviceDirect  ///< the partial stays in the execution space's memory and MPI reduces it there (CUDA-aware MPI)
-};
-
-inline const char* to_string(Transport t) { return t == Transport::HostStaged ? "host-staged" : "device-direct"; }
-
-/// Whether the MPI library accepts CUDA device pointers: MPIX_Query_cuda_support() (Open MPI) or
-/// MPIX_GPU_query_support (MPICH 4) at run time; false where neither exists. Call after MPI_Init.
-inline bool cuda_aware() {
-#if defined(OMPI_HAVE_MPI_EXT_CUDA) && OMPI_HAVE_MPI_EXT_CUDA
-  return MPIX_Query_cuda_support() == 1;
-#elif defined(MPIX_GPU_SUPPORT_CUDA)
-  int supported = 0;
-  return MPIX_GPU_query_support(MPIX_GPU_SUPPORT_CUDA, &supported) == MPI_SUCCESS && supported != 0;
-#else
-  return false;
-#endif
-}
-
-namespace Impl {
-
-template <class Exec>
-inline constexpr bool host_memory_v =
-    Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename Exec::memory_space>::accessible;
-
-/// The transport of a call on Exec that writes a result View: DeviceDirect where Exec's memory is not the host's and
-/// MPI is CUDA-aware (Kokkos' CUDA backend), else HostStaged. SOFTMARGIN_MPI_TRANSPORT=staged forces HostStaged;
-/// =direct asks for DeviceDirect, which host memory always allows. Read once per process.
-template <class Exec>
-Transport transport() {
-  static const Transport chosen = [] {
-    const char* env = std::getenv("SOFTMARGIN_MPI_TRANSPORT");
-    const std::string asked = env ? env : "";
-    if (asked == "staged") return Transport::HostStaged;
-    if constexpr (host_memory_v<Exec>) {
-      return asked == "direct" ? Transport::DeviceDirect : Transport::HostStaged;
-    } else {
-#if defined(KOKKOS_ENABLE_CUDA)
-      if (std::is_same_v<Exec, Kokkos::Cuda> && cuda_aware()) return Transport::DeviceDirect;
-#endif
-      return Transport::HostStaged;
-    }
-  }();
-  return chosen;
-}
+namespace softmargin::mpi::Impl {
 
 template <class T>
 MPI_Datatype mpi_type() {
@@ -245,7 +191,6 @@ class Scratch {
   std::optional<typename softmargin::Impl::InstanceCache<Exec, Set>::Lease> lease_;
 };
 
-}  // namespace Impl
-}  // namespace softmargin::mpi
+}  // namespace softmargin::mpi::Impl
 
 #endif

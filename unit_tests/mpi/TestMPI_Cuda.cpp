@@ -8,3 +8,4 @@
 #include "TestMPI_Grad.hpp"
 #include "TestMPI_Loss.hpp"
 #include "TestMPI_Scratch.hpp"
+#include "TestMPI_Transport.hpp"
