@@ -3,6 +3,7 @@
 //   mpirun -np 4 softmargin_mpi_reference_problem            global loss against the one-process loss (rank 0)
 //   mpirun -np 2 softmargin_mpi_reference_problem --time [--sizes 512x4096,2^28] [--reps 20]
 //                                                            cost of the global calls against the local one
+//   --transport auto|staged|direct                           how the partial sums travel (default auto)
 //
 // Every rank generates the same inputs from one seed (drawn by rank 0) and takes its rows: an uneven split, rank r
 // holding a share proportional to r + 1. With --time the split is even, and each rank generates only its own slice
@@ -15,6 +16,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <random>
 #include <string>
 #include <vector>
@@ -45,7 +47,7 @@ std::size_t first_unit(std::size_t n, int r, int ranks, bool uneven = true) {
 }
 
 /// The reference problem: the global loss on every rank; rank 0 prints it with the one-process loss.
-int reference(MPI_Comm comm) {
+int reference(MPI_Comm comm, const softmargin::mpi::Options& options) {
   constexpr std::size_t rows = 512, cols = 4096;
   const int rank = rank_of(comm), ranks = size_of(comm);
   std::uint64_t seed = std::random_device{}();
@@ -64,9 +66,13 @@ int reference(MPI_Comm comm) {
   Kokkos::deep_copy(y, Kokkos::subview(hy, slice, Kokkos::ALL));
 
   const Exec space;
-  const float global = softmargin::mpi::loss(comm, space, x, y);  // mean over all 512 x 4096 elements
+  const softmargin::mpi::Communicator with_options(comm, options);
+  Kokkos::View<float, Mem> result("result");
+  softmargin::mpi::loss(with_options, space, x, y, result);  // mean over all 512 x 4096 elements
+  float global = 0;
+  Kokkos::deep_copy(global, result);
   Kokkos::View<float**, Kokkos::LayoutRight, Mem> grad("grad", end - begin, cols);
-  const float fused = softmargin::mpi::loss_and_grad(comm, space, x, y, grad);
+  const float fused = softmargin::mpi::loss_and_grad(with_options, space, x, y, grad);
 
   std::vector<unsigned long> held(ranks);
   const unsigned long mine = end - begin;
@@ -79,8 +85,8 @@ int reference(MPI_Comm comm) {
   std::printf("SoftMarginLoss(mean) of x, y fp32 %zux%zu over %d MPI ranks on %s\n", rows, cols, ranks, Exec::name());
   std::printf("  rows per rank     =");
   for (unsigned long h : held) std::printf(" %lu", h);
-  std::printf("\n  transport         = %s (CUDA-aware MPI: %s)\n", to_string(softmargin::mpi::transport(space)),
-              softmargin::mpi::cuda_aware() ? "yes" : "no");
+  std::printf("\n  transport         = %s (CUDA-aware MPI: %s)\n",
+              to_string(softmargin::mpi::transport(space, options)), softmargin::mpi::cuda_aware() ? "yes" : "no");
   std::printf("  global loss       = %.9g\n", global);
   std::printf("  fused global loss = %.9g\n", fused);
   std::printf("  one-process loss  = %.9g\n", one);
@@ -115,16 +121,18 @@ double median(std::vector<double> v) {
 /// Per-call times of the local call, the global forms and MPI_Allreduce alone: each round times a batch of each in
 /// turn, every batch started together on every rank (barrier), so that the global forms are compared with the local
 /// call of the same round (paired differences: the cost the MPI layer adds, drift and other load cancelled).
-int timing(MPI_Comm comm, const std::vector<std::size_t>& sizes, int reps) {
+int timing(MPI_Comm comm, const softmargin::mpi::Options& options, const std::vector<std::size_t>& sizes, int reps) {
   const int rank = rank_of(comm), ranks = size_of(comm);
   const Exec space;
+  const softmargin::mpi::Transport transport = softmargin::mpi::transport(space, options);  // throws on every rank
+  const softmargin::mpi::Communicator with_options(comm, options);
   constexpr int kinds = 5;
   const char* names[kinds] = {"local", "global", "global_result", "iloss_wait", "allreduce"};
   if (rank == 0) {
     std::printf(
         "# %d ranks on %s, transport %s, even split; microseconds per call, median of %d rounds (rank 0 | "
         "slowest rank); (+x): median paired difference to the local call\n%11s %11s",
-        ranks, Exec::name(), to_string(softmargin::mpi::transport(space)), reps, "N", "N_local");
+        ranks, Exec::name(), to_string(transport), reps, "N", "N_local");
     for (const char* name : names) std::printf(" %24s", name);
     std::printf("\n");
   }
@@ -139,12 +147,12 @@ int timing(MPI_Comm comm, const std::vector<std::size_t>& sizes, int reps) {
       if (kind == 0) {
         (void)softmargin::loss(space, x, y);
       } else if (kind == 1) {
-        (void)softmargin::mpi::loss(comm, space, x, y);
+        (void)softmargin::mpi::loss(with_options, space, x, y);
       } else if (kind == 2) {
-        softmargin::mpi::loss(comm, space, x, y, result);
+        softmargin::mpi::loss(with_options, space, x, y, result);
         space.fence();
       } else if (kind == 3) {
-        softmargin::mpi::iloss(comm, space, x, y, result).wait();
+        softmargin::mpi::iloss(with_options, space, x, y, result).wait();
         space.fence();
       } else {
         double sums[4] = {1, 2, 0, 0};
@@ -210,6 +218,7 @@ int main(int argc, char* argv[]) {
     Kokkos::ScopeGuard guard(argc, argv);
     bool time = false;
     int reps = 20;
+    softmargin::mpi::Options options;
     std::vector<std::size_t> sizes{512 * 4096, std::size_t(1) << 28};
     for (int i = 1; i < argc; ++i) {
       const std::string a = argv[i];
@@ -217,7 +226,12 @@ int main(int argc, char* argv[]) {
         time = true;
       else if (a == "--reps" && i + 1 < argc)
         reps = std::atoi(argv[++i]);
-      else if (a == "--sizes" && i + 1 < argc) {
+      else if (a == "--transport" && i + 1 < argc) {
+        const std::string t = argv[++i];
+        options.transport = t == "staged"   ? softmargin::mpi::Transport::HostStaged
+                            : t == "direct" ? softmargin::mpi::Transport::DeviceDirect
+                                            : softmargin::mpi::Transport::Auto;
+      } else if (a == "--sizes" && i + 1 < argc) {
         sizes.clear();
         std::string list = argv[++i];
         for (std::size_t p = 0; p != std::string::npos;) {
@@ -227,7 +241,12 @@ int main(int argc, char* argv[]) {
         }
       }
     }
-    status = time ? timing(MPI_COMM_WORLD, sizes, reps) : reference(MPI_COMM_WORLD);
+    try {
+      status = time ? timing(MPI_COMM_WORLD, options, sizes, reps) : reference(MPI_COMM_WORLD, options);
+    } catch (const std::exception& e) {  // thrown on every rank alike
+      if (rank_of(MPI_COMM_WORLD) == 0) std::fprintf(stderr, "%s\n", e.what());
+      status = 1;
+    }
   }
   MPI_Finalize();
   return status;

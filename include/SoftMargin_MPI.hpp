@@ -5,10 +5,15 @@
 // single-process pass of SoftMargin.hpp (with Reduction::Sum); the ranks then sum their partials and counts with
 // MPI_Allreduce, in double. Every call is collective over the communicator: every rank calls it, in the same order.
 //
+// The communicator argument is a Communicator: an MPI_Comm, which converts to one with the default options, or one
+// with Options, e.g. Communicator(MPI_COMM_WORLD, {.transport = Transport::HostStaged}). Options::transport chooses
+// how the partial sums travel (Transport::Auto by default); every rank passes the same options.
+//
 // Errors: every rank checks its arguments, and the ranks agree on the outcome in an allreduce before any rank writes
 // an output; then every rank throws the same exception type (std::invalid_argument for a bad argument), with a
-// message that names the failing ranks and the lowest one's problem. Nobody is left waiting. NaN on one rank gives
-// NaN on every rank; the mean over a global N of 0 is NaN.
+// message that names the failing ranks and the lowest one's problem. Nobody is left waiting. A transport that cannot
+// run (DeviceDirect where MPI cannot read the space's memory) is a bad argument, and so are transports that differ
+// between the ranks of a call. NaN on one rank gives NaN on every rank; the mean over a global N of 0 is NaN.
 #ifndef SOFTMARGIN_MPI_HPP
 #define SOFTMARGIN_MPI_HPP
 
@@ -18,15 +23,17 @@
 #include "impl/SoftMargin_MPI_Impl.hpp"
 #include "impl/SoftMargin_MPI_Passes.hpp"
 #include "impl/SoftMargin_MPI_Request.hpp"
+#include "impl/SoftMargin_MPI_Transport.hpp"
 
 namespace softmargin::mpi {
 
-/// The transport that calls on this execution space use for a result View: Transport::DeviceDirect on CUDA when MPI
-/// is CUDA-aware (cuda_aware()), else Transport::HostStaged; SOFTMARGIN_MPI_TRANSPORT=staged forces staging. The
-/// blocking forms and iloss always stage through the host.
+/// The transport that calls with these options on this execution space use for a result View: options.transport,
+/// where Transport::Auto gives Transport::DeviceDirect on CUDA when MPI is CUDA-aware (cuda_aware()), else
+/// Transport::HostStaged. The blocking forms and iloss always stage through the host.
+/// \throws std::invalid_argument (on this rank only) for DeviceDirect where MPI cannot read the space's memory
 template <class ExecSpace>
-requires(Kokkos::is_execution_space_v<ExecSpace>) Transport transport(const ExecSpace&) {
-  return Impl::transport<ExecSpace>();
+requires(Kokkos::is_execution_space_v<ExecSpace>) Transport transport(const ExecSpace&, const Options& options = {}) {
+  return Impl::resolve_transport<ExecSpace>("softmargin::mpi::transport", options.transport);
 }
 
 // =================================================================================================================
@@ -36,27 +43,27 @@ requires(Kokkos::is_execution_space_v<ExecSpace>) Transport transport(const Exec
 ///
 /// The local pass is enqueued on `space` and fenced; the call returns once the ranks have summed their partials, and
 /// writes `result` in `space`'s order (a device result with a one-thread kernel, not fenced). Cost over the local
-/// call: one fence and one MPI_Allreduce of 4 doubles (HostStaged), or two allreduces, of 3 doubles on the host and
-/// of the partial in device memory (DeviceDirect).
+/// call: one fence and one MPI_Allreduce of 5 doubles (HostStaged), and for DeviceDirect a second one, of the partial
+/// in device memory.
 /// \param result rank-0 View of any floating type, accessible from space
 /// \throws std::invalid_argument on every rank when any rank's arguments are bad (see the file comment)
 template <class ExecSpace, class XView, class YView, class ResultView>
 requires(Kokkos::is_execution_space_v<ExecSpace>&& Kokkos::is_view_v<ResultView>) void loss(
-    MPI_Comm comm, const ExecSpace& space, const XView& x, const YView& y, const ResultView& result,
+    const Communicator& comm, const ExecSpace& space, const XView& x, const YView& y, const ResultView& result,
     Reduction reduction = Reduction::Mean, Algorithm algorithm = Algorithm::Auto) {
   if constexpr (Impl::check_mpi_input_types<ExecSpace, XView, YView>() &&
                 Impl::check_result_type<ExecSpace, ResultView>())
-    Impl::loss(comm, space, x, y, result, reduction, algorithm, Impl::transport<ExecSpace>());
+    Impl::loss(comm, space, x, y, result, reduction, algorithm, true);
 }
 
 /// \brief Global SoftMarginLoss returned on every rank (blocking); stages through host memory.
 template <class ExecSpace, class XView, class YView>
 requires(Kokkos::is_execution_space_v<ExecSpace>&& Kokkos::is_view_v<XView>) typename XView::non_const_value_type
-    loss(MPI_Comm comm, const ExecSpace& space, const XView& x, const YView& y, Reduction reduction = Reduction::Mean,
-         Algorithm algorithm = Algorithm::Auto) {
+    loss(const Communicator& comm, const ExecSpace& space, const XView& x, const YView& y,
+         Reduction reduction = Reduction::Mean, Algorithm algorithm = Algorithm::Auto) {
   typename XView::non_const_value_type value{};
   if constexpr (Impl::check_mpi_input_types<ExecSpace, XView, YView>())
-    Impl::loss(comm, space, x, y, Impl::host_scalar(value), reduction, algorithm, Transport::HostStaged);
+    Impl::loss(comm, space, x, y, Impl::host_scalar(value), reduction, algorithm, false);
   return value;
 }
 
@@ -65,7 +72,7 @@ requires(Kokkos::is_execution_space_v<ExecSpace>&& Kokkos::is_view_v<XView>) typ
 /// wait overlaps the allreduce. Always stages through host memory.
 template <class ExecSpace, class XView, class YView, class ResultView>
 requires(Kokkos::is_execution_space_v<ExecSpace>&& Kokkos::is_view_v<ResultView>) [[nodiscard]] Request
-    iloss(MPI_Comm comm, const ExecSpace& space, const XView& x, const YView& y, const ResultView& result,
+    iloss(const Communicator& comm, const ExecSpace& space, const XView& x, const YView& y, const ResultView& result,
           Reduction reduction = Reduction::Mean, Algorithm algorithm = Algorithm::Auto) {
   if constexpr (Impl::check_mpi_input_types<ExecSpace, XView, YView>() &&
                 Impl::check_result_type<ExecSpace, ResultView>())
@@ -85,7 +92,7 @@ requires(Kokkos::is_execution_space_v<ExecSpace>&& Kokkos::is_view_v<ResultView>
 /// N with a one-thread kernel first).
 template <class ExecSpace, class XView, class YView, class Upstream, class GradView>
 requires(Kokkos::is_execution_space_v<ExecSpace>&& Kokkos::is_view_v<GradView>) void backward(
-    MPI_Comm comm, const ExecSpace& space, const XView& x, const YView& y, const Upstream& grad_loss,
+    const Communicator& comm, const ExecSpace& space, const XView& x, const YView& y, const Upstream& grad_loss,
     const GradView& grad_x, Reduction reduction = Reduction::Mean, Algorithm algorithm = Algorithm::Auto) {
   if constexpr (Impl::check_mpi_input_types<ExecSpace, XView, YView>() &&
                 softmargin::Impl::check_grad_type<ExecSpace, XView, GradView>() &&
@@ -98,14 +105,15 @@ requires(Kokkos::is_execution_space_v<ExecSpace>&& Kokkos::is_view_v<GradView>) 
 
 /// \brief Global loss into loss_out and this rank's gradient into grad_x, with one local pass.
 ///
-/// Cost over the local fused call: an MPI_Allreduce of 3 doubles before the pass (the global N scales the mean's
-/// gradient, and the ranks agree on their arguments before any writes grad_x), a fence, and the allreduce of the
-/// partial sums after it (HostStaged: 3 doubles on the host; DeviceDirect: the partial in device memory).
+/// Cost over the local fused call: an MPI_Allreduce of 4 doubles before the pass (the global N scales the mean's
+/// gradient, and the ranks agree on their arguments and transport before any writes grad_x), a fence, and the
+/// allreduce of the partial sums after it (HostStaged: 3 doubles on the host; DeviceDirect: the partial in device
+/// memory).
 template <class ExecSpace, class XView, class YView, class LossView, class GradView,
           class Upstream = typename XView::non_const_value_type>
 requires(Kokkos::is_execution_space_v<ExecSpace>&& Kokkos::is_view_v<LossView>&&
-             Kokkos::is_view_v<GradView>) void loss_and_grad(MPI_Comm comm, const ExecSpace& space, const XView& x,
-                                                             const YView& y, const LossView& loss_out,
+             Kokkos::is_view_v<GradView>) void loss_and_grad(const Communicator& comm, const ExecSpace& space,
+                                                             const XView& x, const YView& y, const LossView& loss_out,
                                                              const GradView& grad_x,
                                                              Reduction reduction = Reduction::Mean,
                                                              const Upstream& grad_loss = Upstream(1),
@@ -114,8 +122,7 @@ requires(Kokkos::is_execution_space_v<ExecSpace>&& Kokkos::is_view_v<LossView>&&
                 Impl::check_result_type<ExecSpace, LossView>() &&
                 softmargin::Impl::check_grad_type<ExecSpace, XView, GradView>() &&
                 softmargin::Impl::check_upstream_type<ExecSpace, XView, Upstream, false>())
-    Impl::loss_and_grad(comm, space, x, y, loss_out, grad_x, reduction, grad_loss, algorithm,
-                        Impl::transport<ExecSpace>());
+    Impl::loss_and_grad(comm, space, x, y, loss_out, grad_x, reduction, grad_loss, algorithm, true);
 }
 
 /// \brief Blocking fused pass: writes grad_x and returns the global loss on every rank.
@@ -123,15 +130,14 @@ template <class ExecSpace, class XView, class YView, class GradView,
           class Upstream = typename XView::non_const_value_type>
 requires(Kokkos::is_execution_space_v<ExecSpace>&& Kokkos::is_view_v<XView>&& Kokkos::is_view_v<GradView>)
     typename XView::non_const_value_type
-    loss_and_grad(MPI_Comm comm, const ExecSpace& space, const XView& x, const YView& y, const GradView& grad_x,
-                  Reduction reduction = Reduction::Mean, const Upstream& grad_loss = Upstream(1),
-                  Algorithm algorithm = Algorithm::Auto) {
+    loss_and_grad(const Communicator& comm, const ExecSpace& space, const XView& x, const YView& y,
+                  const GradView& grad_x, Reduction reduction = Reduction::Mean,
+                  const Upstream& grad_loss = Upstream(1), Algorithm algorithm = Algorithm::Auto) {
   typename XView::non_const_value_type value{};
   if constexpr (Impl::check_mpi_input_types<ExecSpace, XView, YView>() &&
                 softmargin::Impl::check_grad_type<ExecSpace, XView, GradView>() &&
                 softmargin::Impl::check_upstream_type<ExecSpace, XView, Upstream, false>())
-    Impl::loss_and_grad(comm, space, x, y, Impl::host_scalar(value), grad_x, reduction, grad_loss, algorithm,
-                        Transport::HostStaged);
+    Impl::loss_and_grad(comm, space, x, y, Impl::host_scalar(value), grad_x, reduction, grad_loss, algorithm, false);
   return value;
 }
 

@@ -21,11 +21,16 @@
 
 namespace softmargin::Impl {
 
+/// The memory a backend's kernels keep their data in, as other libraries name it (the MPI layer asks whether MPI
+/// reads CUDA device memory).
+enum class DeviceMemory { Host, Cuda, Other };
+
 /// The portable pieces, which a room's Hardware<Exec> derives from and overrides where its hardware does better.
 template <class Exec>
 struct PortableHardware {
   /// Launch shapes of the portable team kernels.
   using tuning = DeviceTuning;
+  static constexpr DeviceMemory device_memory = is_host_space_v<Exec> ? DeviceMemory::Host : DeviceMemory::Other;
   /// Vectors of the compute type C in a pack of an op of kind K on x of type X (hosts), and elements in such a pack:
   /// on hosts whole vectors of C, on devices one load of x (8 16-bit values, 4 floats, 2 doubles).
   template <class X, class C, OpKind K>

@@ -79,17 +79,6 @@ constexpr bool check_result_type() {
   }
 }
 
-/// Compile-time: scalar upstream gradients only (a host number or a rank-0 View of x's type).
-template <class XView, class Upstream>
-constexpr bool check_scalar_upstream_type() {
-  if constexpr (Kokkos::is_view_v<Upstream>) {
-    static_assert(Upstream::rank() == 0, "softmargin::mpi: grad_loss must be a host scalar or a rank-0 View");
-    return Upstream::rank() == 0;
-  } else {
-    return true;
-  }
-}
-
 }  // namespace softmargin::mpi::Impl
 
 #endif

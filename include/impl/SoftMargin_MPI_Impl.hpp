@@ -1,76 +1,22 @@
-// SoftMargin MPI: status agreement, the transport of the partial sums, per-instance scratch and tiny kernels.
+// SoftMargin MPI: status agreement, per-instance scratch and one-element kernels.
 #ifndef SOFTMARGIN_IMPL_MPI_IMPL_HPP
 #define SOFTMARGIN_IMPL_MPI_IMPL_HPP
 
 #include <mpi.h>
-#if __has_include(<mpi-ext.h>)
-#include <mpi-ext.h>  // Open MPI: MPIX_Query_cuda_support
-#endif
 
 #include <Kokkos_Core.hpp>
 #include <array>
-#include <cstdint>
-#include <cstdlib>
-#include <cstring>
 #include <exception>
-#include <limits>
-#include <map>
-#include <memory>
-#include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <vector>
 
-namespace softmargin::mpi {
+#include "SoftMargin_InstanceCache.hpp"
+#include "SoftMargin_MPI_Transport.hpp"
 
-/// How the partial sums of the ranks travel.
-enum class Transport {
-  HostStaged,   ///< the local pass writes its partial to host (pinned) memory; MPI reduces a host buffer
-  DeviceDirect  ///< the partial stays in the execution space's memory and MPI reduces it there (CUDA-aware MPI)
-};
-
-inline const char* to_string(Transport t) { return t == Transport::HostStaged ? "host-staged" : "device-direct"; }
-
-/// Whether the MPI library accepts CUDA device pointers: MPIX_Query_cuda_support() (Open MPI) or
-/// MPIX_GPU_query_support (MPICH 4) at run time; false where neither exists. Call after MPI_Init.
-inline bool cuda_aware() {
-#if defined(OMPI_HAVE_MPI_EXT_CUDA) && OMPI_HAVE_MPI_EXT_CUDA
-  return MPIX_Query_cuda_support() == 1;
-#elif defined(MPIX_GPU_SUPPORT_CUDA)
-  int supported = 0;
-  return MPIX_GPU_query_support(MPIX_GPU_SUPPORT_CUDA, &supported) == MPI_SUCCESS && supported != 0;
-#else
-  return false;
-#endif
-}
-
-namespace Impl {
-
-template <class Exec>
-inline constexpr bool host_memory_v =
-    Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename Exec::memory_space>::accessible;
-
-/// The transport of a call on Exec that writes a result View: DeviceDirect where Exec's memory is not the host's and
-/// MPI is CUDA-aware (Kokkos' CUDA backend), else HostStaged. SOFTMARGIN_MPI_TRANSPORT=staged forces HostStaged;
-/// =direct asks for DeviceDirect, which host memory always allows. Read once per process.
-template <class Exec>
-Transport transport() {
-  static const Transport chosen = [] {
-    const char* env = std::getenv("SOFTMARGIN_MPI_TRANSPORT");
-    const std::string asked = env ? env : "";
-    if (asked == "staged") return Transport::HostStaged;
-    if constexpr (host_memory_v<Exec>) {
-      return asked == "direct" ? Transport::DeviceDirect : Transport::HostStaged;
-    } else {
-#if defined(KOKKOS_ENABLE_CUDA)
-      if (std::is_same_v<Exec, Kokkos::Cuda> && cuda_aware()) return Transport::DeviceDirect;
-#endif
-      return Transport::HostStaged;
-    }
-  }();
-  return chosen;
-}
+namespace softmargin::mpi::Impl {
 
 template <class T>
 MPI_Datatype mpi_type() {
@@ -210,84 +156,41 @@ void divide(const Exec& space, const Dst& dst, const Src& src, double divisor) {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Scratch of one call: the partial sum (host-staged or in the execution space's memory) and a scaled upstream
-// gradient. Host instances use the Scratch object's own members; device instances keep one set per instance
-// (device and pinned allocations are slow), used under a lock and released at Kokkos::finalize.
-
-template <class Exec, class P, class T, bool Host = host_memory_v<Exec>>
-class Scratch {  // host
- public:
-  using Mem = typename Exec::memory_space;
-  Scratch() = default;
-  Scratch(const Scratch&) = delete;
-  Scratch& operator=(const Scratch&) = delete;
-  void acquire(const Exec&) {}
-  Kokkos::View<P, Mem, Kokkos::MemoryTraits<Kokkos::Unmanaged>> staged() { return decltype(staged())(&staged_); }
-  Kokkos::View<P, Mem, Kokkos::MemoryTraits<Kokkos::Unmanaged>> direct() { return decltype(direct())(&direct_); }
-  Kokkos::View<T, Mem, Kokkos::MemoryTraits<Kokkos::Unmanaged>> upstream() { return decltype(upstream())(&upstream_); }
-
- private:
-  P staged_ = 0, direct_ = 0;
-  T upstream_ = 0;
-};
+// Scratch of one call: the partial sum (host-staged, or in the execution space's memory) and a scaled upstream
+// gradient, from the instance cache (device backends: the instance's own set, locked for the call; host backends: a
+// pooled set of the calling thread's own).
 
 template <class Exec, class P, class T>
-class Scratch<Exec, P, T, false> {  // device
- public:
+struct ScratchSet {
   using Mem = typename Exec::memory_space;
-  using Pinned = Kokkos::SharedHostPinnedSpace;
-  Scratch() = default;
-  Scratch(const Scratch&) = delete;
-  Scratch& operator=(const Scratch&) = delete;
-
-  /// Takes the instance's set (made on first use) and holds its lock until the Scratch goes.
-  void acquire(const Exec& space) {
-    // Never destroyed: Kokkos::finalize may run after static destructors, and its hook must still find the registry.
-    struct Registry {
-      std::mutex mutex;
-      std::map<std::uint32_t, std::shared_ptr<Entry>> by_instance;
-      bool hooked = false;
-    };
-    static auto* reg = new Registry;
-    {
-      std::lock_guard<std::mutex> guard(reg->mutex);
-      if (!reg->hooked) {
-        Kokkos::push_finalize_hook([] {
-          std::lock_guard<std::mutex> g(reg->mutex);
-          reg->by_instance.clear();
-          reg->hooked = false;
-        });
-        reg->hooked = true;
-      }
-      auto& slot = reg->by_instance[space.impl_instance_id()];
-      if (!slot) slot = std::make_shared<Entry>(space);
-      entry_ = slot;
-    }
-    lock_ = std::unique_lock<std::mutex>(entry_->mutex);
+  using Staged = std::conditional_t<host_memory_v<Exec>, Mem, Kokkos::SharedHostPinnedSpace>;
+  Kokkos::View<P, Staged> staged;
+  Kokkos::View<P, Mem> direct;
+  Kokkos::View<T, Mem> upstream;
+  explicit ScratchSet(const Exec& space)
+      : staged(Kokkos::view_alloc(space, "softmargin::mpi::staged")),
+        direct(Kokkos::view_alloc(space, "softmargin::mpi::direct")),
+        upstream(Kokkos::view_alloc(space, "softmargin::mpi::upstream")) {
+    space.fence("softmargin::mpi: scratch allocated");
   }
-  /// The set's Views; empty Views when acquire() did not run (a call whose arguments failed their checks first).
-  Kokkos::View<P, Pinned> staged() { return entry_ ? entry_->staged : Kokkos::View<P, Pinned>(); }
-  Kokkos::View<P, Mem> direct() { return entry_ ? entry_->direct : Kokkos::View<P, Mem>(); }
-  Kokkos::View<T, Mem> upstream() { return entry_ ? entry_->upstream : Kokkos::View<T, Mem>(); }
-
- private:
-  struct Entry {
-    Kokkos::View<P, Pinned> staged;
-    Kokkos::View<P, Mem> direct;
-    Kokkos::View<T, Mem> upstream;
-    std::mutex mutex;
-    explicit Entry(const Exec& space)
-        : staged(Kokkos::view_alloc(space, "softmargin::mpi::staged")),
-          direct(Kokkos::view_alloc(space, "softmargin::mpi::direct")),
-          upstream(Kokkos::view_alloc(space, "softmargin::mpi::upstream")) {
-      space.fence("softmargin::mpi: scratch allocated");
-    }
-  };
-  std::shared_ptr<Entry> entry_;
-  std::unique_lock<std::mutex> lock_;
+  bool fits() const { return true; }
 };
 
-}  // namespace Impl
-}  // namespace softmargin::mpi
+/// The scratch of one call, held from acquire() to the end of the call.
+template <class Exec, class P, class T>
+class Scratch {
+ public:
+  using Set = ScratchSet<Exec, P, T>;
+  void acquire(const Exec& space) { lease_.emplace(softmargin::Impl::InstanceCache<Exec, Set>::acquire(space)); }
+  /// The set's Views; empty Views when acquire() did not run (a call whose arguments failed their checks first).
+  decltype(Set::staged) staged() const { return lease_ ? (*lease_)->staged : decltype(Set::staged)(); }
+  decltype(Set::direct) direct() const { return lease_ ? (*lease_)->direct : decltype(Set::direct)(); }
+  decltype(Set::upstream) upstream() const { return lease_ ? (*lease_)->upstream : decltype(Set::upstream)(); }
+
+ private:
+  std::optional<typename softmargin::Impl::InstanceCache<Exec, Set>::Lease> lease_;
+};
+
+}  // namespace softmargin::mpi::Impl
 
 #endif

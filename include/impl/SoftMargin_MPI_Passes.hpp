@@ -10,6 +10,7 @@
 
 #include "SoftMargin_MPI_Checks.hpp"
 #include "SoftMargin_MPI_Impl.hpp"
+#include "SoftMargin_MPI_Transport.hpp"
 
 namespace softmargin::mpi::Impl {
 
@@ -31,45 +32,55 @@ inline double finish(double sum, double count, Reduction reduction) {
 template <class ExecSpace, class View>
 inline constexpr bool reachable_v = Kokkos::SpaceAccessibility<ExecSpace, typename View::memory_space>::accessible;
 
+/// The global loss into result. result_view: whether result is the caller's View (else a blocking form's host
+/// number, which stages).
 template <class ExecSpace, class XView, class YView, class ResultView>
-void loss(MPI_Comm comm, const ExecSpace& space, const XView& x, const YView& y, const ResultView& result,
-          Reduction reduction, Algorithm algorithm, Transport transport) {
+void loss(const Communicator& c, const ExecSpace& space, const XView& x, const YView& y, const ResultView& result,
+          Reduction reduction, Algorithm algorithm, bool result_view) {
   constexpr const char* where = "softmargin::mpi::loss";
+  const MPI_Comm comm = c.comm;
   check_comm(where, comm);
   using T = typename XView::non_const_value_type;
   using P = partial_t<T>;
   const double count = static_cast<double>(x.size());
   Status status;
   Scratch<ExecSpace, P, T> scratch;
+  Transport transport = Transport::HostStaged;
   status.run([&] {
     check_inputs(where, reduction, algorithm, x, y);
     check_result(where, "result", result, x, y);
+    transport =
+        resolve_transport<ExecSpace>(where, c.options.transport, result_view && reachable_v<ExecSpace, ResultView>);
     scratch.acquire(space);
   });
+  const bool direct = transport == Transport::DeviceDirect;
+  // DeviceDirect: the partial stays in the space's memory and is reduced there after the agreement; HostStaged: the
+  // agreement sums it.
+  const auto pass = [&](const auto& partial) {
+    status.run([&] {
+      if (x.size() > 0)
+        softmargin::loss(space, x, y, partial, Reduction::Sum, algorithm);
+      else if (direct)
+        assign(space, partial, 0.0, false);
+    });
+  };
   if constexpr (reachable_v<ExecSpace, ResultView>) {
-    if (transport == Transport::DeviceDirect) {
+    if (direct) pass(scratch.direct());
+  }
+  if (!direct) pass(scratch.staged());
+  space.fence("softmargin::mpi::loss: partial sum");
+  const bool staged_sum = !direct && status.kind == Status::Ok && x.size() > 0;
+  std::array<double, 5> sums{staged_sum ? static_cast<double>(scratch.staged()()) : 0.0, count, direct ? 1.0 : 0.0};
+  agree(comm, where, sums, status);
+  check_same_transport(comm, where, sums[2]);
+  if constexpr (reachable_v<ExecSpace, ResultView>) {
+    if (direct) {
       const auto partial = scratch.direct();
-      status.run([&] {
-        if (x.size() > 0)
-          softmargin::loss(space, x, y, partial, Reduction::Sum, algorithm);
-        else
-          assign(space, partial, 0.0, false);
-      });
-      space.fence("softmargin::mpi::loss: partial sum");
-      std::array<double, 3> counts{count};
-      agree(comm, where, counts, status);
       check_mpi(MPI_Allreduce(MPI_IN_PLACE, partial.data(), 1, mpi_type<P>(), MPI_SUM, comm), "MPI_Allreduce");
-      divide(space, result, partial, reduction == Reduction::Mean ? counts[0] : 1.0);
+      divide(space, result, partial, reduction == Reduction::Mean ? sums[1] : 1.0);
       return;
     }
   }
-  const auto partial = scratch.staged();
-  status.run([&] {
-    if (x.size() > 0) softmargin::loss(space, x, y, partial, Reduction::Sum, algorithm);
-  });
-  space.fence("softmargin::mpi::loss: partial sum");
-  std::array<double, 4> sums{status.kind == Status::Ok && x.size() > 0 ? static_cast<double>(partial()) : 0.0, count};
-  agree(comm, where, sums, status);
   assign(space, result, finish(sums[0], sums[1], reduction), true);
 }
 
@@ -87,9 +98,10 @@ auto scaled_upstream(const ExecSpace& space, const Upstream& grad_loss, double d
 }
 
 template <class ExecSpace, class XView, class YView, class Upstream, class GradView>
-void backward(MPI_Comm comm, const ExecSpace& space, const XView& x, const YView& y, const Upstream& grad_loss,
+void backward(const Communicator& c, const ExecSpace& space, const XView& x, const YView& y, const Upstream& grad_loss,
               const GradView& grad_x, Reduction reduction, Algorithm algorithm) {
   constexpr const char* where = "softmargin::mpi::backward";
+  const MPI_Comm comm = c.comm;
   check_comm(where, comm);
   using T = typename XView::non_const_value_type;
   Status status;
@@ -97,6 +109,7 @@ void backward(MPI_Comm comm, const ExecSpace& space, const XView& x, const YView
   status.run([&] {
     check_inputs(where, reduction, algorithm, x, y);
     check_grad(where, grad_x, x, y, grad_loss);
+    resolve_transport<ExecSpace>(where, c.options.transport, false);
     scratch.acquire(space);
   });
   std::array<double, 3> counts{static_cast<double>(x.size())};
@@ -109,19 +122,22 @@ void backward(MPI_Comm comm, const ExecSpace& space, const XView& x, const YView
   }
   softmargin::backward(space, x, y, scaled_upstream(space, grad_loss, divisor, scratch), grad_x, Reduction::Sum,
                        algorithm);
-  if constexpr (host_memory_v<ExecSpace>) space.fence("softmargin::mpi::backward: scratch on the stack");
+  if constexpr (host_memory_v<ExecSpace>) space.fence("softmargin::mpi::backward: scratch back to the pool");
 }
 
+/// The global loss into loss_out and this rank's gradient into grad_x; result_view as in loss.
 template <class ExecSpace, class XView, class YView, class LossView, class GradView, class Upstream>
-void loss_and_grad(MPI_Comm comm, const ExecSpace& space, const XView& x, const YView& y, const LossView& loss_out,
-                   const GradView& grad_x, Reduction reduction, const Upstream& grad_loss, Algorithm algorithm,
-                   Transport transport) {
+void loss_and_grad(const Communicator& c, const ExecSpace& space, const XView& x, const YView& y,
+                   const LossView& loss_out, const GradView& grad_x, Reduction reduction, const Upstream& grad_loss,
+                   Algorithm algorithm, bool result_view) {
   constexpr const char* where = "softmargin::mpi::loss_and_grad";
+  const MPI_Comm comm = c.comm;
   check_comm(where, comm);
   using T = typename XView::non_const_value_type;
   using P = partial_t<T>;
   Status status;
   Scratch<ExecSpace, P, T> scratch;
+  Transport transport = Transport::HostStaged;
   status.run([&] {
     check_inputs(where, reduction, algorithm, x, y);
     check_grad(where, grad_x, x, y, grad_loss);
@@ -129,10 +145,13 @@ void loss_and_grad(MPI_Comm comm, const ExecSpace& space, const XView& x, const 
       check_result(where, "loss_out", loss_out, x, y, grad_x, grad_loss);
     else
       check_result(where, "loss_out", loss_out, x, y, grad_x);
+    transport =
+        resolve_transport<ExecSpace>(where, c.options.transport, result_view && reachable_v<ExecSpace, LossView>);
     scratch.acquire(space);
   });
-  std::array<double, 3> counts{static_cast<double>(x.size())};
+  std::array<double, 4> counts{static_cast<double>(x.size()), transport == Transport::DeviceDirect ? 1.0 : 0.0};
   agree(comm, where, counts, status);
+  check_same_transport(comm, where, counts[1]);
   const double n = counts[0];
   const auto local_pass = [&](const auto& partial) {
     status.run([&] {

@@ -82,11 +82,13 @@ class Request {
 
 namespace Impl {
 
-/// iloss: checks and the local pass as in loss (HostStaged), then MPI_Iallreduce of the 4 doubles.
+/// iloss: checks (the options' transport too) and the local pass as in loss, staged whatever the options ask, then
+/// MPI_Iallreduce of the 4 doubles.
 template <class ExecSpace, class XView, class YView, class ResultView>
-Request iloss(MPI_Comm comm, const ExecSpace& space, const XView& x, const YView& y, const ResultView& result,
+Request iloss(const Communicator& c, const ExecSpace& space, const XView& x, const YView& y, const ResultView& result,
               Reduction reduction, Algorithm algorithm) {
   constexpr const char* where = "softmargin::mpi::iloss";
+  const MPI_Comm comm = c.comm;
   check_comm(where, comm);
   using T = typename XView::non_const_value_type;
   auto state = std::make_unique<RequestState>();
@@ -95,6 +97,7 @@ Request iloss(MPI_Comm comm, const ExecSpace& space, const XView& x, const YView
   status.run([&] {
     check_inputs(where, reduction, algorithm, x, y);
     check_result(where, "result", result, x, y);
+    resolve_transport<ExecSpace>(where, c.options.transport, false);
     scratch.acquire(space);
   });
   const auto partial = scratch.staged();

@@ -15,8 +15,8 @@
 #include <torch/library.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
+#include <impl/SoftMargin_InstanceCache.hpp>
 #include <map>
 #include <mutex>
 #include <utility>
@@ -29,26 +29,12 @@
 namespace softmargin::torch_ops {
 namespace {
 
-struct InstanceCache {
-  std::mutex mutex;
-  /// Map nodes are stable: a cached instance stays at its address until Kokkos' finalize hook clears the map.
-  std::map<std::pair<int, cudaStream_t>, Kokkos::Cuda> instances;
-  bool hooked = false;
-};
-
-/// Never destroyed (see SoftMarginTorch_Runtime.cpp): Kokkos' finalize hook empties it, possibly at exit after static
-/// destructors have run.
-InstanceCache& cache() {
-  static auto* c = new InstanceCache;
-  return *c;
-}
-
-/// Bumped by Kokkos' finalize hook (under the cache's lock): a thread's last instance is used only while the
-/// generation it was found in is current. Starts at 1, so that a thread's empty entry (generation 0) never matches.
-std::atomic<std::uint64_t> generation{1};
+/// The Kokkos::Cuda instance of each (device, stream), made on first use and released at Kokkos::finalize.
+using Instances = softmargin::Impl::Cache<std::pair<int, cudaStream_t>, Kokkos::Cuda>;
 
 /// Each thread's last (device, stream) and its instance in the cache: a stream of calls on one stream finds its
-/// instance without the cache's lock.
+/// instance without the cache's lock while the cache's generation is the one it was found in (an empty entry's 0
+/// never is).
 struct LastInstance {
   std::uint64_t generation = 0;
   int device = -1;
@@ -59,23 +45,10 @@ thread_local LastInstance last;
 
 /// The cached instance of (device, stream), made on first use.
 const Kokkos::Cuda& find_or_make(int device, cudaStream_t stream) {
-  InstanceCache& c = cache();
-  std::lock_guard<std::mutex> lock(c.mutex);
-  const std::pair<int, cudaStream_t> key{device, stream};
-  auto it = c.instances.find(key);
-  if (it == c.instances.end()) {
-    if (!c.hooked) {
-      at_kokkos_finalize([] {
-        std::lock_guard<std::mutex> l(cache().mutex);
-        cache().instances.clear();
-        generation.fetch_add(1, std::memory_order_release);
-      });
-      c.hooked = true;
-    }
-    it = c.instances.emplace(key, Kokkos::Cuda(stream)).first;
-  }
-  last = {generation.load(std::memory_order_relaxed), device, stream, &it->second};
-  return it->second;
+  const std::uint64_t generation = Instances::generation();
+  const Kokkos::Cuda* space = Instances::find_or_make({device, stream}, stream).get();
+  last = {generation, device, stream, space};
+  return *space;
 }
 
 /// The Kokkos::Cuda instance on torch's current stream of one device, for the length of one operator call (and the
@@ -96,8 +69,7 @@ class StreamSpace {
       C10_CUDA_CHECK(cudaThreadExchangeStreamCaptureMode(&mode_));
       relaxed_ = true;
     }
-    if (last.stream == stream && last.device == index &&
-        last.generation == generation.load(std::memory_order_acquire)) {
+    if (last.stream == stream && last.device == index && last.generation == Instances::generation()) {
       space_ = last.space;
       return;
     }

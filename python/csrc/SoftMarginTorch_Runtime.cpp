@@ -8,8 +8,6 @@
 #include <atomic>
 #include <cstdlib>
 #include <mutex>
-#include <utility>
-#include <vector>
 
 #if defined(SOFTMARGIN_TORCH_CUDA)
 #include <c10/cuda/CUDAFunctions.h>
@@ -18,9 +16,9 @@
 namespace softmargin::torch_ops {
 namespace {
 
-// The runtime's state lives on the heap and is never destroyed: Kokkos::finalize may run at exit (our atexit
-// handler, or the process's own) after the static destructors of objects made after that handler was registered,
-// and its finalize hook still needs the callbacks and the caches they clear.
+// The runtime's lock lives on the heap and is never destroyed: Kokkos::finalize may run at exit (our atexit handler,
+// or the process's own) after the static destructors of objects made after that handler was registered. The caches
+// of Kokkos objects (softmargin::Impl::Cache) register their own finalize hooks.
 std::mutex& runtime_mutex() {
   static auto* m = new std::mutex;
   return *m;
@@ -30,21 +28,10 @@ std::atomic<bool> ready{false};  ///< Kokkos is initialized and our finalize hoo
 bool hook_registered = false;
 bool owned = false;  ///< initialized here, so finalized here at exit
 
-std::vector<std::function<void()>>& finalize_callbacks() {
-  static auto* callbacks = new std::vector<std::function<void()>>;
-  return *callbacks;
-}
-
-// Runs at Kokkos::finalize, whoever calls it: drops the Kokkos objects the operators cache, which must not outlive
-// Kokkos, and marks the runtime as gone.
+// Runs at Kokkos::finalize, whoever calls it: marks the runtime as gone.
 void on_kokkos_finalize() {
-  std::vector<std::function<void()>> callbacks;
-  {
-    std::lock_guard<std::mutex> lock(runtime_mutex());
-    ready.store(false, std::memory_order_release);
-    callbacks.swap(finalize_callbacks());
-  }
-  for (auto& f : callbacks) f();
+  std::lock_guard<std::mutex> lock(runtime_mutex());
+  ready.store(false, std::memory_order_release);
 }
 
 void finalize_at_exit() {
@@ -86,10 +73,5 @@ void ensure_kokkos() {
 }
 
 bool kokkos_ready() { return ready.load(std::memory_order_acquire); }
-
-void at_kokkos_finalize(std::function<void()> f) {
-  std::lock_guard<std::mutex> lock(runtime_mutex());
-  finalize_callbacks().push_back(std::move(f));
-}
 
 }  // namespace softmargin::torch_ops

@@ -7,3 +7,5 @@
 #include "TestMPI_Errors.hpp"
 #include "TestMPI_Grad.hpp"
 #include "TestMPI_Loss.hpp"
+#include "TestMPI_Scratch.hpp"
+#include "TestMPI_Transport.hpp"

@@ -4,28 +4,6 @@
 
 namespace softmargin::mpi::test {
 
-/// f() throws std::invalid_argument on every rank, with rank 0's message, which names `ranks` and `problem`.
-template <class F>
-void expect_same_error(F&& f, const std::string& ranks, const std::string& problem) {
-  std::string message, other = "nothing thrown";
-  bool caught = false;
-  try {
-    f();
-  } catch (const std::invalid_argument& e) {
-    caught = true, message = e.what();
-  } catch (const std::exception& e) {
-    other = std::string("another exception: ") + e.what();
-  }
-  EXPECT_TRUE(caught) << other;
-  EXPECT_NE(message.find(ranks), std::string::npos) << message;
-  EXPECT_NE(message.find(problem), std::string::npos) << message;
-  int length = static_cast<int>(message.size());
-  MPI_Bcast(&length, 1, MPI_INT, 0, MPI_COMM_WORLD);
-  std::string first = rank() == 0 ? message : std::string(length, ' ');
-  MPI_Bcast(first.data(), length, MPI_CHAR, 0, MPI_COMM_WORLD);
-  EXPECT_EQ(message, first);
-}
-
 /// Every global call with y_of(rank)'s y (and reduction_of(rank)): all throw alike; results and gradients keep
 /// their sentinel values.
 template <class YOf, class ROf>
@@ -46,19 +24,11 @@ void every_call_fails(const Problem<double>& p, YOf&& y_of, ROf&& reduction_of, 
   }
   for (Transport t : transports()) {
     SCOPED_TRACE(std::string("loss, ") + to_string(t));
-    expect_same_error(
-        [&] {
-          call([&](const auto& y) { Impl::loss(MPI_COMM_WORLD, space, p.lx, y, result, r, Algorithm::Auto, t); });
-        },
-        ranks, problem);
+    expect_same_error([&] { call([&](const auto& y) { loss(with(t), space, p.lx, y, result, r); }); }, ranks, problem);
     SCOPED_TRACE("loss_and_grad");
     expect_same_error(
-        [&] {
-          call([&](const auto& y) {
-            Impl::loss_and_grad(MPI_COMM_WORLD, space, p.lx, y, result, grad, r, 1.0, Algorithm::Auto, t);
-          });
-        },
-        ranks, problem);
+        [&] { call([&](const auto& y) { loss_and_grad(with(t), space, p.lx, y, result, grad, r, 1.0); }); }, ranks,
+        problem);
   }
   {
     SCOPED_TRACE("blocking loss");

@@ -50,11 +50,11 @@ void gradient_cases(bool empty) {
       for (Transport t : transports()) {
         SCOPED_TRACE(to_string(t));
         Kokkos::deep_copy(grad, T(0));
-        Impl::loss_and_grad(MPI_COMM_WORLD, space, p.lx, p.ly, loss_out, grad, r, upstream, Algorithm::Auto, t);
+        loss_and_grad(with(t), space, p.lx, p.ly, loss_out, grad, r, upstream);
         expect_rows(p, grad, full);
         EXPECT_TRUE(close(value_of(loss_out), expect, tolerance<T>()));
         Kokkos::deep_copy(grad, T(0));
-        Impl::loss_and_grad(MPI_COMM_WORLD, space, p.lx, p.ly, loss_out, grad, r, upstream_view, Algorithm::Auto, t);
+        loss_and_grad(with(t), space, p.lx, p.ly, loss_out, grad, r, upstream_view);
         expect_rows(p, grad, full);
         EXPECT_TRUE(close(value_of(loss_out), expect, tolerance<T>()));
       }

@@ -1,7 +1,5 @@
 // MPI tests of the global loss: every form against the one-process loss of the whole problem, on uneven and empty
-// partitions, both transports, a sub-communicator, and NaN on one rank.
-#include <cstdlib>
-
+// partitions, every transport that runs here, a sub-communicator, and NaN on one rank.
 #include "TestMPI_Utils.hpp"
 
 namespace softmargin::mpi::test {
@@ -16,7 +14,7 @@ void check_forward(const Problem<T, L>& p, MPI_Comm comm, Reduction reduction) {
   for (Transport t : transports()) {
     SCOPED_TRACE(to_string(t));
     Kokkos::deep_copy(result, T(-1));
-    Impl::loss(comm, space, p.lx, p.ly, result, reduction, Algorithm::Auto, t);
+    loss(with(t, comm), space, p.lx, p.ly, result, reduction);
     const double got = value_of(result);
     EXPECT_TRUE(close(got, expect, tol));
     EXPECT_TRUE(same_on_every_rank(got, comm));
@@ -76,23 +74,15 @@ TEST(TEST_CATEGORY, mpi_loss_of_nothing) {  // every rank empty: the sum is 0, t
   const Problem<float> p(1, 0, 5);
   Kokkos::View<float, Mem> result("result");
   for (Transport t : transports()) {
-    Impl::loss(MPI_COMM_WORLD, space, p.lx, p.ly, result, Reduction::Sum, Algorithm::Auto, t);
+    loss(with(t), space, p.lx, p.ly, result, Reduction::Sum);
     EXPECT_EQ(value_of(result), 0.0);
-    Impl::loss(MPI_COMM_WORLD, space, p.lx, p.ly, result, Reduction::Mean, Algorithm::Auto, t);
+    loss(with(t), space, p.lx, p.ly, result, Reduction::Mean);
     EXPECT_TRUE(std::isnan(value_of(result)));
   }
   EXPECT_TRUE(std::isnan(loss(MPI_COMM_WORLD, space, p.lx, p.ly)));
   EXPECT_TRUE(std::isnan(iloss(MPI_COMM_WORLD, space, p.lx, p.ly, result).wait()));
   Kokkos::View<float*, Mem> empty_x, empty_y;  // default-constructed: no memory, size 0
   EXPECT_EQ(loss(MPI_COMM_WORLD, space, empty_x, empty_y, Reduction::Sum), 0.0f);
-}
-
-TEST(TEST_CATEGORY, mpi_transport_choice) {
-  const char* env = std::getenv("SOFTMARGIN_MPI_TRANSPORT");
-  if (env) GTEST_SKIP() << "SOFTMARGIN_MPI_TRANSPORT=" << env;
-  // Host memory: the partial is on the host already. Device memory: reduced in place only by a CUDA-aware MPI.
-  const bool direct = !Impl::host_memory_v<Exec> && cuda_aware();
-  EXPECT_EQ(transport(Exec()), direct ? Transport::DeviceDirect : Transport::HostStaged);
 }
 
 TEST(TEST_CATEGORY, mpi_loss_sub_communicator) {  // even and odd ranks, each its own problem

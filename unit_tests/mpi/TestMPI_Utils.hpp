@@ -13,6 +13,7 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -32,12 +33,18 @@ inline int size(MPI_Comm comm = MPI_COMM_WORLD) {
   return s;
 }
 
-/// The transports a test can run here: HostStaged always; DeviceDirect where the MPI library may read the
-/// execution space's memory (host memory, or CUDA memory with a CUDA-aware MPI).
+/// Whether DeviceDirect runs here: the MPI library may read the execution space's memory (host memory, or CUDA memory
+/// with a CUDA-aware MPI).
+inline bool direct_runs() { return Impl::host_memory_v<Exec> || cuda_aware(); }
+
+/// The transports a test can run here: Auto and HostStaged always, DeviceDirect where it runs.
 inline std::vector<Transport> transports() {
-  if (Impl::host_memory_v<Exec> || cuda_aware()) return {Transport::HostStaged, Transport::DeviceDirect};
-  return {Transport::HostStaged};
+  if (direct_runs()) return {Transport::Auto, Transport::HostStaged, Transport::DeviceDirect};
+  return {Transport::Auto, Transport::HostStaged};
 }
+
+/// comm with the options that ask for transport t.
+inline Communicator with(Transport t, MPI_Comm comm = MPI_COMM_WORLD) { return Communicator(comm, {.transport = t}); }
 
 /// A fresh seed drawn by rank 0 and shared with every rank (printed with failures by the callers' SCOPED_TRACE).
 inline std::uint64_t shared_seed() {
@@ -158,6 +165,28 @@ std::vector<double> elements_of(const V& v) {
   for (std::size_t i = 0; i < h.extent(0); ++i)
     for (std::size_t j = 0; j < h.extent(1); ++j) out.push_back(static_cast<double>(h(i, j)));
   return out;
+}
+
+/// f() throws std::invalid_argument on every rank, with rank 0's message, which names `ranks` and `problem`.
+template <class F>
+void expect_same_error(F&& f, const std::string& ranks, const std::string& problem) {
+  std::string message, other = "nothing thrown";
+  bool caught = false;
+  try {
+    f();
+  } catch (const std::invalid_argument& e) {
+    caught = true, message = e.what();
+  } catch (const std::exception& e) {
+    other = std::string("another exception: ") + e.what();
+  }
+  EXPECT_TRUE(caught) << other;
+  EXPECT_NE(message.find(ranks), std::string::npos) << message;
+  EXPECT_NE(message.find(problem), std::string::npos) << message;
+  int length = static_cast<int>(message.size());
+  MPI_Bcast(&length, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  std::string first = rank() == 0 ? message : std::string(length, ' ');
+  MPI_Bcast(first.data(), length, MPI_CHAR, 0, MPI_COMM_WORLD);
+  EXPECT_EQ(message, first);
 }
 
 }  // namespace softmargin::mpi::test

@@ -67,6 +67,7 @@ struct FastLoss {
 template <>
 struct Hardware<Kokkos::Cuda> : PortableHardware<Kokkos::Cuda> {
   using tuning = CudaTuning;
+  static constexpr DeviceMemory device_memory = DeviceMemory::Cuda;
 
   template <class P, class T, class Index>
   KOKKOS_FORCEINLINE_FUNCTION static P load_readonly(const T* p, const Index i) {
