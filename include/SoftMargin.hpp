@@ -19,7 +19,9 @@
 #include "impl/SoftMargin_Checks.hpp"
 #include "impl/SoftMargin_Dispatch.hpp"
 #include "impl/SoftMargin_Rooms.hpp"
-#include "SoftMargin_ETI.hpp"  // generated: the instantiations the library holds, declared extern
+
+// Generated (cmake/SoftMarginETI.cmake): the instantiations the library holds, declared extern.
+#include "SoftMargin_ETI.hpp"
 
 namespace softmargin {
 

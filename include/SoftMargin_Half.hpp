@@ -24,8 +24,8 @@ KOKKOS_FORCEINLINE_FUNCTION float bf16_bits_to_float(const std::uint16_t h) {
 }
 
 /// The bit algorithms below are written once over "lanes" L: ScalarLanes here (one value), host vectors of values in
-/// impl/host/SoftMargin_HostVectors.hpp. L gives the bits type U (uint32), the float type F, as_float / as_bits (bit casts) and
-/// select(condition, a, b) (a and b bits, or constants).
+/// impl/host/SoftMargin_HostVectors.hpp. L gives the bits type U (uint32), the float type F, as_float / as_bits (bit
+/// casts) and select(condition, a, b) (a and b bits, or constants).
 struct ScalarLanes {
   using U = std::uint32_t;
   using F = float;

@@ -234,11 +234,11 @@ TEST(TEST_CATEGORY, pack_conversions_equal_the_element_conversions) {
   }
 }
 
-/// The host's pack kernels (impl/host/SoftMargin_HostPacks.hpp) in form Fast against the element form, for every bf16 x (inf and
-/// NaN among them) with y in {-1, 1, 3, -7, 0}: losses within one rounding (compilers may fuse the element form's last
-/// multiply and add); gradients within one rounding too, or for the fast form 2^-13 relative (the reciprocal
-/// estimate's 2^-14 and the roundings) where the loss shares exp(-|z|) and 2^-12 for the gradient alone (its coarser
-/// exp, 7.5e-5), and 2^-140 absolute for a subnormal gradient; NaN where the element form gives NaN.
+/// The host's pack kernels (impl/host/SoftMargin_HostPacks.hpp) in form Fast against the element form, for every bf16 x
+/// (inf and NaN among them) with y in {-1, 1, 3, -7, 0}: losses within one rounding (compilers may fuse the element
+/// form's last multiply and add); gradients within one rounding too, or for the fast form 2^-13 relative (the
+/// reciprocal estimate's 2^-14 and the roundings) where the loss shares exp(-|z|) and 2^-12 for the gradient alone (its
+/// coarser exp, 7.5e-5), and 2^-140 absolute for a subnormal gradient; NaN where the element form gives NaN.
 template <bool Fast, int W>
 void check_host_packs() {
   const float targets[] = {-1.0f, 1.0f, 3.0f, -7.0f, 0.0f};
@@ -294,13 +294,16 @@ void check_host_packs_if_any() {
 TEST(TEST_CATEGORY, host_packs_equal_the_element_form) { check_host_packs_if_any<16>(); }
 
 /// The instantiations the library holds are the pairs listed in src/CMakeLists.txt (declared extern by the
-/// generated SoftMargin_ETI.hpp); other pairs, bool targets for one, compile in the caller (as every test of them does).
+/// generated SoftMargin_ETI.hpp); other pairs, bool targets for one, compile in the caller (as every test of them
+/// does).
 TEST(TEST_CATEGORY, instantiations_follow_the_list) {
 #if defined(SOFTMARGIN_ENABLE_ETI)
   static_assert(Impl::eti_spec_avail<WExec, float, float>::value && Impl::eti_spec_avail<WExec, double, double>::value);
-  static_assert(Impl::eti_spec_avail<WExec, bf16, std::int8_t>::value && Impl::eti_spec_avail<WExec, fp16, fp16>::value);
+  static_assert(Impl::eti_spec_avail<WExec, bf16, std::int8_t>::value &&
+                Impl::eti_spec_avail<WExec, fp16, fp16>::value);
 #endif
-  static_assert(!Impl::eti_spec_avail<WExec, float, bool>::value && !Impl::eti_spec_avail<WExec, float, std::int8_t>::value);
+  static_assert(!Impl::eti_spec_avail<WExec, float, bool>::value &&
+                !Impl::eti_spec_avail<WExec, float, std::int8_t>::value);
 }
 
 }  // namespace softmargin::test

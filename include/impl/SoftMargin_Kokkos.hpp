@@ -41,9 +41,10 @@ TeamShape team_shape(const Exec& space, std::size_t n, int max_league) {
   const std::size_t concurrency = static_cast<std::size_t>(space.concurrency());
   const int ts = is_host_space_v<Exec> ? 1 : TuningOf<Exec>::block_size;
   // Device concurrency is 2048 threads per multiprocessor (Kokkos::Cuda::concurrency()).
-  const std::size_t resident = is_host_space_v<Exec> ? concurrency
-                                                     : std::max<std::size_t>(1, concurrency / 2048) *
-                                                           static_cast<std::size_t>(grid_blocks_per_sm<TuningOf<Exec>>(n));
+  const std::size_t resident = is_host_space_v<Exec>
+                                   ? concurrency
+                                   : std::max<std::size_t>(1, concurrency / 2048) *
+                                         static_cast<std::size_t>(grid_blocks_per_sm<TuningOf<Exec>>(n));
   std::size_t league = std::min<std::size_t>((n + ts - 1) / ts, resident);
   league = std::clamp<std::size_t>(league, 1, static_cast<std::size_t>(max_league));
   return {ts, static_cast<int>(league)};
@@ -113,7 +114,8 @@ struct StoreResultFunctor {
   AV accumulator;
   RV result;
   KOKKOS_INLINE_FUNCTION void operator()(const int) const {
-    result() = Hardware<typename RV::execution_space>::template round_to<typename RV::non_const_value_type>(accumulator());
+    result() =
+        Hardware<typename RV::execution_space>::template round_to<typename RV::non_const_value_type>(accumulator());
   }
 };
 
@@ -159,7 +161,8 @@ struct TeamSumFunctor {
     for (int t = r; t < team.league_size(); t += ts) total += Kokkos::atomic_load(&partials(t));
     total = team_tree_sum(team, s, total);
     if (r == 0) {
-      result() = Hardware<typename RV::execution_space>::template round_to<typename RV::non_const_value_type>(total / divisor);
+      result() =
+          Hardware<typename RV::execution_space>::template round_to<typename RV::non_const_value_type>(total / divisor);
       ticket() = 0u;  // ready for the next launch on this workspace
     }
   }

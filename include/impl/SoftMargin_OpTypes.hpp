@@ -90,7 +90,8 @@ struct InputPacks {
   template <class Index>
   KOKKOS_FORCEINLINE_FUNCTION static InputPacks load_readonly(const XV& xv, const YV& yv, const Index p) {
     using hw = typename types::hardware;
-    return {hw::template load_readonly<decltype(x)>(xv.data(), p), hw::template load_readonly<decltype(y)>(yv.data(), p)};
+    return {hw::template load_readonly<decltype(x)>(xv.data(), p),
+            hw::template load_readonly<decltype(y)>(yv.data(), p)};
   }
   template <class Index>
   KOKKOS_FORCEINLINE_FUNCTION static InputPacks load(const XV& xv, const YV& yv, const Index p) {

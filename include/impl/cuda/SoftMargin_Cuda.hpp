@@ -2,7 +2,8 @@
 // launched directly on the execution-space instance's stream:
 //  - one launch a call, with programmatic dependent launch on Hopper and later: the launch (and the next call's)
 //    overlaps the tail of the kernel before it in the stream, which it still waits for before reading anything;
-//  - 16-byte loads (for_share, SoftMargin_Packs.hpp; loads and conversions: SoftMargin_CudaHardware.hpp), the reduce's packs loaded four at a time before their
+//  - 16-byte loads (for_share, SoftMargin_Packs.hpp; loads and conversions: SoftMargin_CudaHardware.hpp), the reduce's
+//  packs loaded four at a time before their
 //    arithmetic;
 //  - the reduce's blocks sum with warp shuffles and publish partials; the last block (an acquire-release ticket)
 //    gathers them with one warp, and resets the ticket for the next call;

@@ -65,7 +65,8 @@ __global__ void __launch_bounds__(kBlock, MinBlocks)
   stream_order_prologue();
   const A sum = block_sum(for_share<Unroll>(op, n, packed, GridShareOf<Index>()), warp_sums);
   if (gridDim.x == 1) {  // one block: nothing to combine
-    if (threadIdx.x == 0) result() = Hardware<Kokkos::Cuda>::template round_to<typename RV::non_const_value_type>(sum / divisor);
+    if (threadIdx.x == 0)
+      result() = Hardware<Kokkos::Cuda>::template round_to<typename RV::non_const_value_type>(sum / divisor);
     return;
   }
   if (threadIdx.x >= 32) return;  // warp 0 holds the block's sum (lane 0); the rest of the block is done

@@ -27,8 +27,9 @@ struct Hardware<Exec, std::enable_if_t<is_host_space_v<Exec>>> : PortableHardwar
   /// float pack of four vectors on the stack, not in registers, and those passes copy it there and back: the fp32
   /// backward pass took 2x the time; 16-bit x is widened into a pack of floats anyway).
   template <class X, class C, OpKind K>
-  static constexpr int pack_vectors =
-      std::is_same_v<C, float> && (sizeof(X) < sizeof(C) || K != OpKind::Map) ? kHostPackVectors : 1;
+  static constexpr int pack_vectors = std::is_same_v<C, float> && (sizeof(X) < sizeof(C) || K != OpKind::Map)
+                                          ? kHostPackVectors
+                                          : 1;
   template <class X, class C, OpKind K>
   static constexpr int pack_width = kHostVectorBytes / static_cast<int>(sizeof(C)) * pack_vectors<X, C, K>;
 
@@ -67,7 +68,8 @@ struct Hardware<Exec, std::enable_if_t<is_host_space_v<Exec>>> : PortableHardwar
     Impl::grad_pack<Fast>(x, y, grad);
   }
   template <bool Fast, int W>
-  KOKKOS_FORCEINLINE_FUNCTION static void loss_and_grad_pack(const float (&x)[W], const float (&y)[W], float (&loss)[W], float (&grad)[W]) {
+  KOKKOS_FORCEINLINE_FUNCTION static void loss_and_grad_pack(const float (&x)[W], const float (&y)[W], float (&loss)[W],
+                                                             float (&grad)[W]) {
     Impl::loss_and_grad_pack<Fast>(x, y, loss, grad);
   }
 };

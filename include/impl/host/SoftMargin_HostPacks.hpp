@@ -1,5 +1,5 @@
-// SoftMargin host room: the loss and its gradient in float a pack at a time on AVX-512 hosts, in the accurate form or the fast
-// one (Fast: the passes of 16-bit x whose float results are summed or rounded to 16 bits).
+// SoftMargin host room: the loss and its gradient in float a pack at a time on AVX-512 hosts, in the accurate form or
+// the fast one (Fast: the passes of 16-bit x whose float results are summed or rounded to 16 bits).
 //
 // Compilers vectorize the element-wise loss (SoftMargin_Math.hpp) but not all of it tightly: the exp's clamp becomes
 // a comparison and masked constants, its 2^n an integer add, a shift and two multiplies, its rounding of n an add and
