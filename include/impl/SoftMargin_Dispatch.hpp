@@ -59,19 +59,7 @@ inline bool fits_int32(std::size_t n) { return n <= static_cast<std::size_t>(INT
 template <class Exec, class Op, class RV>
 struct Reduce {
   static void run(const Exec& space, const Op& op, std::size_t n, const RV& result, Reduction reduction,
-                  Algorithm algorithm) {
-    using A = typename Op::accum_type;
-    if (n == 0) {  // sum of nothing is 0; mean of nothing is 0/0 = NaN, as in PyTorch
-      const A empty = reduction == Reduction::Mean ? A(0) / A(0) : A(0);
-      Kokkos::deep_copy(space, result, round_to<typename RV::non_const_value_type>(empty));
-      return;
-    }
-    const A divisor = reduction == Reduction::Mean ? static_cast<A>(n) : A(1);
-    if (fits_int32(n))
-      dispatch<int>(space, op, n, result, divisor, resolve<Exec>(algorithm));
-    else
-      dispatch<std::int64_t>(space, op, n, result, divisor, resolve<Exec>(algorithm));
-  }
+                  Algorithm algorithm);
 
  private:
   template <class Index>
@@ -90,13 +78,7 @@ struct Reduce {
 /// A map Op applied to each of n elements.
 template <class Exec, class Op>
 struct Map {
-  static void run(const Exec& space, const Op& op, std::size_t n, Algorithm algorithm) {
-    if (n == 0) return;
-    if (fits_int32(n))
-      dispatch<int>(space, op, n, resolve<Exec>(algorithm));
-    else
-      dispatch<std::int64_t>(space, op, n, resolve<Exec>(algorithm));
-  }
+  static void run(const Exec& space, const Op& op, std::size_t n, Algorithm algorithm);
 
  private:
   template <class Index>
@@ -110,6 +92,34 @@ struct Map {
       KokkosBackend::map_range<Index>(space, op, n);
   }
 };
+
+// The entries are defined out of the class, so not inline: where SoftMargin_ETI.hpp declares an instantiation
+// `extern`, a caller's translation unit compiles no kernel of it (an inline member would be instantiated anyway for
+// inlining, and with it every kernel beneath).
+template <class Exec, class Op, class RV>
+void Reduce<Exec, Op, RV>::run(const Exec& space, const Op& op, std::size_t n, const RV& result, Reduction reduction,
+                               Algorithm algorithm) {
+  using A = typename Op::accum_type;
+  if (n == 0) {  // sum of nothing is 0; mean of nothing is 0/0 = NaN, as in PyTorch
+    const A empty = reduction == Reduction::Mean ? A(0) / A(0) : A(0);
+    Kokkos::deep_copy(space, result, round_to<typename RV::non_const_value_type>(empty));
+    return;
+  }
+  const A divisor = reduction == Reduction::Mean ? static_cast<A>(n) : A(1);
+  if (fits_int32(n))
+    dispatch<int>(space, op, n, result, divisor, resolve<Exec>(algorithm));
+  else
+    dispatch<std::int64_t>(space, op, n, result, divisor, resolve<Exec>(algorithm));
+}
+
+template <class Exec, class Op>
+void Map<Exec, Op>::run(const Exec& space, const Op& op, std::size_t n, Algorithm algorithm) {
+  if (n == 0) return;
+  if (fits_int32(n))
+    dispatch<int>(space, op, n, resolve<Exec>(algorithm));
+  else
+    dispatch<std::int64_t>(space, op, n, resolve<Exec>(algorithm));
+}
 
 // ---------------------------------------------------------------------------------------------------------------
 // The passes, after the public overloads' static checks.
