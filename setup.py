@@ -72,16 +72,18 @@ def _kokkos_cuda_arch(torch):
 
 
 def _configuration():
-    """The Kokkos backends and architecture to ask for, and why."""
+    """The Kokkos backends and architecture to ask for, the backends the operators run on (whose instantiations the
+    library holds), and why."""
     torch = _torch()
     nvcc = shutil.which("nvcc")
     if not torch.version.cuda:
-        return "SERIAL;OPENMP", "NATIVE", f"CPU build: torch {torch.__version__} has no CUDA"
+        return "SERIAL;OPENMP", "NATIVE", "OpenMP", f"CPU build: torch {torch.__version__} has no CUDA"
     if not nvcc:
-        return ("SERIAL;OPENMP", "NATIVE", f"CPU build: torch {torch.__version__} has CUDA {torch.version.cuda}, "
-                "but nvcc is not on PATH")
+        return ("SERIAL;OPENMP", "NATIVE", "OpenMP", f"CPU build: torch {torch.__version__} has CUDA "
+                f"{torch.version.cuda}, but nvcc is not on PATH")
     arch, why = _kokkos_cuda_arch(torch)
-    return "SERIAL;CUDA", arch, f"CUDA build for {arch} ({why}; torch CUDA {torch.version.cuda}, nvcc {nvcc})"
+    return ("SERIAL;CUDA", arch, "Serial;Cuda",
+            f"CUDA build for {arch} ({why}; torch CUDA {torch.version.cuda}, nvcc {nvcc})")
 
 
 class CMakeBuild(build_ext):
@@ -91,11 +93,12 @@ class CMakeBuild(build_ext):
         source = os.path.dirname(os.path.abspath(__file__))
         build = os.path.abspath(os.path.join(self.build_temp, "cmake"))
         package_root = os.path.dirname(os.path.dirname(os.path.abspath(self.get_ext_fullpath(ext.name))))
-        backends, arch, why = _configuration()
+        backends, arch, eti, why = _configuration()
         args = ["-DCMAKE_BUILD_TYPE=Release", f"-DSOFTMARGIN_PYTHON={sys.executable}",
                 "-DSOFTMARGIN_ENABLE_TORCH=ON", "-DSOFTMARGIN_ENABLE_TESTS=OFF", "-DSOFTMARGIN_ENABLE_PERF_TESTS=OFF",
                 "-DSOFTMARGIN_ENABLE_EXAMPLES=OFF", "-DSOFTMARGIN_ENABLE_MPI=OFF",
-                f"-DSOFTMARGIN_KOKKOS_BACKENDS={backends}", f"-DSOFTMARGIN_KOKKOS_ARCH={arch}"]
+                f"-DSOFTMARGIN_KOKKOS_BACKENDS={backends}", f"-DSOFTMARGIN_KOKKOS_ARCH={arch}",
+                f"-DSOFTMARGIN_ETI_BACKENDS={eti}"]
         extra = shlex.split(os.environ.get("CMAKE_ARGS", ""))
         print(f"softmargin: {why}" + (f"; CMAKE_ARGS: {' '.join(extra)}" if extra else ""), flush=True)
         jobs = os.environ.get("CMAKE_BUILD_PARALLEL_LEVEL") or str(self.parallel or os.cpu_count() or 2)
