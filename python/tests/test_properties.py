@@ -19,9 +19,12 @@ SOFTMARGIN_HYPOTHESIS_PROFILE=deep draws many more, at random.
 import os
 
 import numpy as np
+import pytest
 import torch
-from hypothesis import HealthCheck, example, given, settings
-from hypothesis import strategies as st
+
+pytest.importorskip("hypothesis", reason="needs hypothesis (Debian: python3-hypothesis)")
+from hypothesis import HealthCheck, example, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
 
 import softmargin
 
