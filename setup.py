@@ -91,9 +91,10 @@ class CMakeBuild(build_ext):
 
     def build_extension(self, ext):
         source = os.path.dirname(os.path.abspath(__file__))
-        build = os.path.abspath(os.path.join(self.build_temp, "cmake"))
-        package_root = os.path.dirname(os.path.dirname(os.path.abspath(self.get_ext_fullpath(ext.name))))
         backends, arch, eti, why = _configuration()
+        # one build directory per configuration: switching CPU and CUDA builds neither mixes nor rebuilds them
+        build = os.path.abspath(os.path.join(self.build_temp, f"cmake-{backends}-{arch}".replace(";", "-").lower()))
+        package_root = os.path.dirname(os.path.dirname(os.path.abspath(self.get_ext_fullpath(ext.name))))
         args = ["-DCMAKE_BUILD_TYPE=Release", f"-DSOFTMARGIN_PYTHON={sys.executable}",
                 "-DSOFTMARGIN_ENABLE_TORCH=ON", "-DSOFTMARGIN_ENABLE_TESTS=OFF", "-DSOFTMARGIN_ENABLE_PERF_TESTS=OFF",
                 "-DSOFTMARGIN_ENABLE_EXAMPLES=OFF", "-DSOFTMARGIN_ENABLE_MPI=OFF",

@@ -59,6 +59,12 @@ if [ -n "${Kokkos_ROOT:-}" ] && grep -q 'SoftMargin: building Kokkos' "$work/bui
 fi
 wheel="$(ls "$work"/dist/softmargin-*.whl)"
 echo "$(basename "$wheel"): $("$python" -m zipfile -l "$wheel" | awk 'NR > 1 { print $1 }' | tr '\n' ' ')"
+"$python" - "$wheel" <<'EOF'
+import sys, zipfile
+with zipfile.ZipFile(sys.argv[1]) as wheel:
+    meta = next(n for n in wheel.namelist() if n.endswith(".dist-info/METADATA"))
+    print(*(l for l in wheel.read(meta).decode().splitlines() if l.startswith(("Version:", "Requires-Dist:"))))
+EOF
 
 stage "install into a new venv (--system-site-packages: Debian's torch, pytest and hypothesis)"
 "$python" -m venv --system-site-packages "$work/venv"
