@@ -63,8 +63,8 @@ def _kokkos_cuda_arch(torch):
         source = f"torch's GPU 0, {torch.cuda.get_device_name(0)}"
     else:
         sys.exit("softmargin: torch has CUDA and nvcc is on PATH, but torch sees no GPU to take the architecture "
-                 "from: set SOFTMARGIN_CUDA_ARCH (e.g. 90 for H100/H200), or CMAKE_ARGS=-DSOFTMARGIN_KOKKOS_BACKENDS="
-                 "'SERIAL;OPENMP' -DSOFTMARGIN_KOKKOS_ARCH=NATIVE for a CPU build")
+                 "from: set SOFTMARGIN_CUDA_ARCH (e.g. 90 for H100/H200), or build without nvcc on PATH for a CPU "
+                 "build")
     if cc not in KOKKOS_CUDA_ARCHS:
         sys.exit(f"softmargin: compute capability {cc} ({source}) has no Kokkos architecture; Kokkos knows "
                  f"{', '.join(KOKKOS_CUDA_ARCHS)} (set SOFTMARGIN_CUDA_ARCH to the nearest one below)")
