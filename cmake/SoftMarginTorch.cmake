@@ -8,9 +8,9 @@
 # Caffe2's CUDA toolkit discovery, which an operator library does not need and which fails on some toolkits.
 #
 # Sets: SOFTMARGIN_PYTHON (cache), SoftMarginTorch_FOUND, SoftMarginTorch_VERSION, SoftMarginTorch_CUDA (torch has
-# CUDA), SoftMarginTorch_CXX11_ABI, SoftMarginTorch_LIBRARY_DIR, SoftMarginTorch_PYTHON_ENTRY (Python's headers,
-# pybind11 and libtorch_python found) and SoftMarginTorch_PYTHON_EXT_SUFFIX; defines SoftMargin::torch when found,
-# and SoftMargin::torch_python with the entry.
+# CUDA), SoftMarginTorch_CUDA_VERSION, SoftMarginTorch_CXX11_ABI, SoftMarginTorch_LIBRARY_DIR,
+# SoftMarginTorch_PYTHON_ENTRY (Python's headers, pybind11 and libtorch_python found) and
+# SoftMarginTorch_PYTHON_EXT_SUFFIX; defines SoftMargin::torch when found, and SoftMargin::torch_python with the entry.
 
 set(SoftMarginTorch_FOUND FALSE)
 set(SoftMarginTorch_CUDA FALSE)
@@ -80,8 +80,8 @@ set(SoftMarginTorch_LIBRARY_DIR "${CMAKE_MATCH_1}")
 string(REGEX MATCH "abi=([01])" _ "${_sm_torch_out}")
 set(SoftMarginTorch_CXX11_ABI "${CMAKE_MATCH_1}")
 string(REGEX MATCH "cuda=([^\n]*)" _ "${_sm_torch_out}")
-set(_sm_torch_cuda_version "${CMAKE_MATCH_1}")
-if(_sm_torch_cuda_version)
+set(SoftMarginTorch_CUDA_VERSION "${CMAKE_MATCH_1}")
+if(SoftMarginTorch_CUDA_VERSION)
   set(SoftMarginTorch_CUDA TRUE)
 endif()
 string(REGEX MATCH "pyinclude=([^\n]*)" _ "${_sm_torch_out}")
@@ -126,7 +126,7 @@ set_target_properties(SoftMargin::torch PROPERTIES
   INTERFACE_COMPILE_DEFINITIONS "_GLIBCXX_USE_CXX11_ABI=${SoftMarginTorch_CXX11_ABI}"
   INTERFACE_LINK_LIBRARIES "${_sm_torch_link}")
 if(SoftMarginTorch_CUDA)
-  set(_sm_torch_kind "CUDA ${_sm_torch_cuda_version}")
+  set(_sm_torch_kind "CUDA ${SoftMarginTorch_CUDA_VERSION}")
 else()
   set(_sm_torch_kind "CPU")
 endif()

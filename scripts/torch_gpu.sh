@@ -8,8 +8,8 @@
 #
 # Sources come from a folder (first argument, or SOFTMARGIN_DEPS_DIR; default .deps, else ../shared/deps):
 #   kokkos_5.0.2.orig.tar.gz   Kokkos (not needed when build/cuda/_deps/kokkos/install already exists: reused)
-#   python-debs/*.deb          Debian's pytest and its dependencies, used only if the interpreter lacks pytest
-#                              (fetch them on a machine with apt: scripts/torch_gpu.sh fetch-debs <folder>)
+#   python-debs/*.deb          Debian's pytest, hypothesis and their dependencies, used only if the interpreter
+#                              lacks pytest (fetch them on a machine with apt: scripts/torch_gpu.sh fetch-debs <folder>)
 # The interpreter is PYTHON (default: the first of python3, python that imports torch). The build goes to
 # build/cuda-torch (tests, benchmarks and examples off), or to the existing build folder BUILD (e.g. build/cuda after
 # scripts/gpu_offline.sh: its Kokkos and library are reused, only the operators are compiled); PRESET=openmp runs the
@@ -20,7 +20,8 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 
 PYTEST_DEBS="python3-pytest python3-pluggy python3-iniconfig python3-packaging python3-attr python3-py
-python3-more-itertools python3-exceptiongroup python3-tomli python3-pkg-resources"
+python3-more-itertools python3-exceptiongroup python3-tomli python3-pkg-resources python3-hypothesis
+python3-sortedcontainers"
 if [ "${1:-}" = fetch-debs ]; then
   [ -n "${2:-}" ] || { echo "usage: $0 fetch-debs <folder>"; exit 2; }
   mkdir -p "$2/python-debs" && cd "$2/python-debs" && apt-get download $PYTEST_DEBS && ls

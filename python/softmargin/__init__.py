@@ -17,11 +17,30 @@ import warnings
 import torch
 from torch.nn import _reduction
 
+from . import _build_info
+
+__version__ = _build_info.version
+
+
+def _check_torch(built, running):
+    """Raises ImportError unless torch `running` has the major.minor version of torch `built`, the one the operators
+    are compiled against (torch's C++ API and ABI change between minor releases)."""
+    def major_minor(version):
+        return tuple(version.split("+")[0].split(".")[:2])
+
+    if major_minor(built) != major_minor(running):
+        raise ImportError(f"softmargin {__version__} is built against torch {built}, but torch {running} is imported: "
+                          f"rebuild softmargin with this torch (pip install --no-build-isolation .) or use torch "
+                          f"{'.'.join(major_minor(built))}")
+
+
+_check_torch(_build_info.torch_version, torch.__version__)
+
 torch.ops.load_library(os.path.join(os.path.dirname(os.path.abspath(__file__)), "libsoftmargin_torch.so"))
 
 from . import _fake  # noqa: E402  (fake kernels for torch.compile, torch >= 2.2)
 
-__all__ = ["SoftMarginLoss", "soft_margin_loss", "set_launch_options"]
+__all__ = ["SoftMarginLoss", "soft_margin_loss", "set_launch_options", "build_info"]
 
 _loss = torch.ops.softmargin.loss.default  # looked up once: attribute lookups on torch.ops cost per call
 _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
@@ -66,6 +85,17 @@ def set_launch_options(programmatic_dependent_launch=True, blocks_per_sm=0):
     dependent launch on Hopper and later (default on), and grid blocks per multiprocessor (0: tuned). For
     measurements."""
     torch.ops.softmargin.set_launch_options(bool(programmatic_dependent_launch), int(blocks_per_sm))
+
+
+def build_info():
+    """What this build is built with and against: its version, Kokkos' version, backends and architectures, the host
+    backend of CPU tensors, whether the operators have CUDA kernels and for which GPU architecture, the torch version
+    (and its CUDA) it is compiled against, whether the lean entry softmargin._entry is built and loads."""
+    info = {name: getattr(_build_info, name) for name in (
+        "version", "kokkos_version", "kokkos_backends", "kokkos_arch", "host_backend", "cuda", "cuda_arch",
+        "torch_version", "torch_cuda_version", "build_type")}
+    info["lean_entry"] = _call is not _loss
+    return info
 
 
 class SoftMarginLoss(torch.nn.SoftMarginLoss):

@@ -14,6 +14,10 @@ import torch
 import softmargin  # noqa: F401  (loads the operators)
 
 
+def pytest_report_header(config):
+    return f"softmargin {softmargin.__version__} from {softmargin.__file__}: {softmargin.build_info()}"
+
+
 def _devices():
     wanted = os.environ.get("SOFTMARGIN_TEST_DEVICES", "cpu,cuda").split(",")
     devices = []
