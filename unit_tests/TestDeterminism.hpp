@@ -8,6 +8,7 @@
 namespace softmargin::test::determinism {
 
 using namespace softmargin::test::half;
+using half::Case;  // not the Case of the files compiled beside this one in a unity build
 using Exec = TEST_EXECSPACE;
 using Mem = typename Exec::memory_space;
 
