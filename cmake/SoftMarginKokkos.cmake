@@ -78,6 +78,11 @@ if("CUDA" IN_LIST _sm_backends_upper)
 else()
   list(APPEND _sm_kokkos_args -DCMAKE_CXX_COMPILER=${CMAKE_CXX_COMPILER})
 endif()
+if(CMAKE_TOOLCHAIN_FILE)
+  # A cross build (cmake/toolchains/): Kokkos is built for the same target, its checks run under the same emulator.
+  get_filename_component(_sm_toolchain "${CMAKE_TOOLCHAIN_FILE}" ABSOLUTE BASE_DIR "${CMAKE_BINARY_DIR}")
+  list(APPEND _sm_kokkos_args -DCMAKE_TOOLCHAIN_FILE=${_sm_toolchain})
+endif()
 string(SHA256 _sm_kokkos_stamp "${SOFTMARGIN_KOKKOS_VERSION};${SOFTMARGIN_KOKKOS_SOURCE};${_sm_kokkos_args};${_sm_kokkos_env}")
 
 if(EXISTS "${_sm_kokkos_root}/stamp" AND EXISTS "${_sm_kokkos_prefix}")
@@ -179,6 +184,7 @@ if(NOT _sm_old_stamp STREQUAL _sm_kokkos_stamp)
   file(WRITE "${_sm_kokkos_root}/stamp" "${_sm_kokkos_stamp}")
 endif()
 
-find_package(Kokkos 5 CONFIG REQUIRED PATHS "${_sm_kokkos_prefix}" NO_DEFAULT_PATH)
+# NO_CMAKE_FIND_ROOT_PATH: a cross toolchain's root would otherwise be put in front of the build tree's path.
+find_package(Kokkos 5 CONFIG REQUIRED PATHS "${_sm_kokkos_prefix}" NO_DEFAULT_PATH NO_CMAKE_FIND_ROOT_PATH)
 _softmargin_check_kokkos_backends()
 message(STATUS "SoftMargin: using Kokkos ${Kokkos_VERSION} built in ${_sm_kokkos_prefix}")

@@ -1,5 +1,9 @@
 # The optional MPI layer: include/SoftMargin_MPI.hpp over the library, as the INTERFACE target softmargin_mpi
 # (SoftMargin::softmargin_mpi), on by default where find_package(MPI) finds a C++ MPI.
+# Not looked for where it is turned off (a cross build would find the build machine's MPI).
+if(DEFINED SOFTMARGIN_ENABLE_MPI AND NOT SOFTMARGIN_ENABLE_MPI)
+  return()
+endif()
 find_package(MPI QUIET COMPONENTS CXX)
 set(_softmargin_mpi_default OFF)
 if(MPI_CXX_FOUND)

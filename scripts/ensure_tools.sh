@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Installs what the build needs from Debian's packages when it is missing (a stock machine has all of it).
+# Usage: scripts/ensure_tools.sh [aarch64]   aarch64: also the Arm cross build's tools (scripts/host_archs.sh)
 set -euo pipefail
 need=()
 command -v cmake >/dev/null || need+=(cmake)
@@ -23,6 +24,14 @@ command -v mpiexec >/dev/null || need+=(openmpi-bin)
 /usr/bin/python3 -c "import build" 2>/dev/null || need+=(python3-build)
 /usr/bin/python3 -c "import pip" 2>/dev/null || need+=(python3-pip)
 /usr/bin/python3 -c "import ensurepip" 2>/dev/null || need+=(python3-venv)
+# The aarch64 cross build (preset aarch64): Debian's cross compiler and its OpenMP runtime, and qemu-user to run
+# what it builds; GoogleTest is built from /usr/src/googletest with the cross compiler.
+if [ "${1:-}" = aarch64 ]; then
+  command -v aarch64-linux-gnu-g++ >/dev/null || need+=(g++-aarch64-linux-gnu)
+  [ -e /usr/aarch64-linux-gnu/lib/libgomp.so.1 ] || need+=(libgomp1-arm64-cross)
+  command -v qemu-aarch64 >/dev/null || need+=(qemu-user)
+  [ -d /usr/src/googletest ] || need+=(googletest)
+fi
 if [ ${#need[@]} -gt 0 ]; then
   echo "installing: ${need[*]}"
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo

@@ -4,6 +4,7 @@
 #include <array>
 #include <cstdint>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "TestUtils.hpp"
@@ -292,6 +293,25 @@ void check_host_packs_if_any() {
 }
 
 TEST(TEST_CATEGORY, host_packs_equal_the_element_form) { check_host_packs_if_any<16>(); }
+
+#if !defined(SOFTMARGIN_TEST_HOST_PATH)
+#define SOFTMARGIN_TEST_HOST_PATH ""
+#endif
+#if !defined(SOFTMARGIN_TEST_HOST_ISA)
+#define SOFTMARGIN_TEST_HOST_ISA ""
+#endif
+
+/// The host pack path and vector instructions this build compiles are the ones the build expects
+/// (SOFTMARGIN_TEST_HOST_PATH and SOFTMARGIN_TEST_HOST_ISA of unit_tests/CMakeLists.txt; empty: not checked), so that a
+/// build that falls back to narrower or scalar code fails.
+TEST(TEST_CATEGORY, host_path_is_the_expected_one) {
+  const std::string path = Impl::kHostPackPath, isa = Impl::kHostVectorIsa;
+  const std::string expected_path = SOFTMARGIN_TEST_HOST_PATH, expected_isa = SOFTMARGIN_TEST_HOST_ISA;
+  if (expected_path.empty() && expected_isa.empty())
+    GTEST_SKIP() << "host pack path " << path << ", vector instructions " << isa << " (not checked)";
+  if (!expected_path.empty()) EXPECT_EQ(path, expected_path) << "the host pack path this build compiles";
+  if (!expected_isa.empty()) EXPECT_EQ(isa, expected_isa) << "the vector instructions this build targets";
+}
 
 /// The instantiations the library holds are the pairs listed in src/CMakeLists.txt (declared extern by the
 /// generated SoftMargin_ETI.hpp); other pairs, bool targets for one, compile in the caller (as every test of them

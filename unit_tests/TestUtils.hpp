@@ -8,6 +8,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
 #include <random>
 #include <string>
@@ -32,6 +33,13 @@ struct Case {
 inline std::uint64_t fresh_seed() {
   static std::random_device rd;
   return (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
+}
+
+/// Whether a test that sweeps sizes leaves out those above 2^17 elements: where SOFTMARGIN_TEST_SHORT is set, for runs
+/// under emulation (scripts/host_archs.sh runs the aarch64 tests under qemu), where they take minutes.
+inline bool size_left_out(const std::size_t n) {
+  static const bool short_sizes = std::getenv("SOFTMARGIN_TEST_SHORT") != nullptr;
+  return short_sizes && n > (std::size_t(1) << 17);
 }
 
 /// The fp64 reference loss, from the same (rounded) inputs. The margin -y x is formed in the inputs' precision, as
