@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds the library and its Serial and OpenMP unit tests for host architectures other than this machine's own, and
 # runs the tests:
-#   avx2     preset avx2: x86-64 without AVX-512 (Kokkos_ARCH_HSW), the host room's generic vector path with AVX2 and
-#            F16C conversions; the tests run natively.
+#   avx2     preset avx2: x86-64 without AVX-512 (Kokkos_ARCH_HSW), the host pack kernels on Kokkos SIMD's AVX2 ABI
+#            with AVX2 and F16C conversions; the tests run natively.
 #   aarch64  preset aarch64: Arm with SVE for NVIDIA Grace (Kokkos_ARCH_ARMV84_SVE, 128-bit vectors), cross-built with
 #            Debian's g++-aarch64-linux-gnu (cmake/toolchains/aarch64-linux-gnu.cmake); the tests run under
 #            qemu-aarch64 (-cpu max with 128-bit SVE vectors), with short sizes (below).

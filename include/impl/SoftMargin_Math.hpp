@@ -28,16 +28,20 @@ KOKKOS_FORCEINLINE_FUNCTION float madd(const float a, const float b, const float
 }
 
 /// madd for T: float here; a room whose kernels evaluate the polynomials below on vectors of floats specializes it
-/// for its vector type (impl/host/SoftMargin_HostPacks.hpp).
+/// for its vector type (impl/host/SoftMargin_HostSimd.hpp).
 template <class T>
 struct Madd {
   KOKKOS_FORCEINLINE_FUNCTION static T apply(const T a, const T b, const T c) { return madd(a, b, c); }
 };
 
-/// c in every lane of T: float, or a vector of floats (GCC and Clang broadcast a scalar operand).
+/// c in every lane of T: float, or a vector of floats constructed from c (Kokkos SIMD), else broadcast as a scalar
+/// operand (GCC and Clang vectors).
 template <class T>
 KOKKOS_FORCEINLINE_FUNCTION T splat(const float c) {
-  return T{} + c;
+  if constexpr (std::is_constructible_v<T, float>)
+    return T(c);
+  else
+    return T{} + c;
 }
 
 /// The polynomial with coefficients c (highest degree first) at x, by Horner's rule in madd: one FMA a degree.
@@ -121,9 +125,9 @@ KOKKOS_FORCEINLINE_FUNCTION T log1p_unit_fast(const T e) {
 
 /// The fast form of the loss, for passes whose float results are reduced or rounded to 16 bits (16-bit inputs),
 /// which read 3 or 4 bytes an element and are bound by the loss's arithmetic: exp_nonpos_poly's fast polynomial and
-/// log1p_unit_fast. Rooms have their own (CUDA devices: the multi-function unit's exp2; AVX-512 hosts: a pack at a
-/// time). The unit tests bound every backend's fast form at 8 float ulps of fp64 for every bf16 x and y in
-/// {-1, 1, 3, -7}; NaN in gives NaN, inf gives inf or 0. Double: the accurate form.
+/// log1p_unit_fast. Rooms have their own (CUDA devices: the multi-function unit's exp2; hosts: a pack at a time). The
+/// unit tests bound every backend's fast form at 8 float ulps of fp64 for every bf16 x and y in {-1, 1, 3, -7}; NaN
+/// in gives NaN, inf gives inf or 0. Double: the accurate form.
 /// loss(x, y) in the fast form for float, the accurate one for double.
 template <class T>
 KOKKOS_FORCEINLINE_FUNCTION T loss_fast(const T x, const T y);
