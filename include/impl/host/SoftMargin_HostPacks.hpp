@@ -74,23 +74,23 @@ struct Margin {
 };
 
 /// z = -y x, -y, and what both exps start from: their argument m = -|z| clamped to -104 (e^-104 rounds to 0; the
-/// maximum's second operand, -|z|, passes a NaN on every ABI) and exponent n = round(m log2(e)).
-struct Reduced {
-  F z, neg_y, m, n;
-};
-KOKKOS_FORCEINLINE_FUNCTION Reduced reduce(const float* x, const float* y) {
-  const F neg_y = negate(load(y));
-  const F z = neg_y * load(x);
-  const F m = Kokkos::max(F(-104.0f), neg_abs(z));
-  return {z, neg_y, m, round_even(m * F(kLog2e))};
+/// maximum's second operand, -|z|, passes a NaN on every ABI) and exponent n = round(m log2(e)). Into references, not
+/// returned as one struct: GCC keeps such a struct's vectors in memory as well, a store each in the kernels' loops (the
+/// backward passes took 3-7% longer).
+KOKKOS_FORCEINLINE_FUNCTION void reduce(const float* x, const float* y, F& z, F& neg_y, F& m, F& n) {
+  neg_y = negate(load(y));
+  z = neg_y * load(x);
+  m = Kokkos::max(F(-104.0f), neg_abs(z));
+  n = round_even(m * F(kLog2e));
 }
 
 template <bool Fast>
 KOKKOS_FORCEINLINE_FUNCTION Margin margin(const float* x, const float* y) {
-  const Reduced d = reduce(x, y);
+  F z, neg_y, m, n;
+  reduce(x, y, z, neg_y, m, n);
   // r = m - n ln2, each term one rounding as in exp_nonpos_poly
-  const F r = Kokkos::fma(d.n, F(-kLn2Lo), Kokkos::fma(d.n, F(-kLn2Hi), d.m));
-  return {d.z, d.neg_y, times_pow2(exp_reduced<Fast>(r), d.n)};
+  const F r = Kokkos::fma(n, F(-kLn2Lo), Kokkos::fma(n, F(-kLn2Hi), m));
+  return {z, neg_y, times_pow2(exp_reduced<Fast>(r), n)};
 }
 
 /// margin for a gradient that is rounded to 16 bits and nothing else (grad_pack's fast form): m - n ln2 in one
@@ -99,22 +99,23 @@ KOKKOS_FORCEINLINE_FUNCTION Margin margin(const float* x, const float* y) {
 /// stays within 1.4e-4 of its value, under a third of an fp16 unit and a thirtieth of a bf16 one: the rounded gradient
 /// is within one unit of the correctly rounded one. Subnormal and zero gradients as in margin.
 KOKKOS_FORCEINLINE_FUNCTION Margin margin_coarse(const float* x, const float* y) {
-  const Reduced d = reduce(x, y);
-  const F r = Kokkos::fma(d.n, F(-0.693147180559945309f), d.m);
+  F z, neg_y, m, n;
+  reduce(x, y, z, neg_y, m, n);
+  const F r = Kokkos::fma(n, F(-0.693147180559945309f), m);
   const F p = horner(r, 1.656684235e-01f, 5.049632642e-01f, 1.000164186e+00f, 9.999280735e-01f);
-  return {d.z, d.neg_y, times_pow2(p, d.n)};
+  return {z, neg_y, times_pow2(p, n)};
 }
 
 /// d loss / d x = -y (z >= 0 ? 1 : e) / (1 + e); the fast form multiplies by the reciprocal estimate.
 template <bool Fast>
 KOKKOS_FORCEINLINE_FUNCTION F dloss_dx(const Margin& m) {
   const F one(1.0f);
-  const auto nonneg = m.z >= F(0.0f);  // false where z is NaN: e carries it
+  // z >= 0 is false where z is NaN: e carries it
   if constexpr (Fast) {
     const F r = reciprocal_estimate(one + m.e);
-    return m.neg_y * KE::condition(nonneg, r, r * m.e);
+    return m.neg_y * times_where_negative(m.z, r, m.e);
   } else {
-    return m.neg_y * (KE::condition(nonneg, one, m.e) / (one + m.e));
+    return m.neg_y * (KE::condition(m.z >= F(0.0f), one, m.e) / (one + m.e));
   }
 }
 
