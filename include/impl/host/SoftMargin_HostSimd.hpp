@@ -23,6 +23,8 @@ namespace KE = Kokkos::Experimental;
 
 #if defined(KOKKOS_ARCH_AVX512XEON)
 using abi = KE::simd_abi::avx512_fixed_size<16>;
+// The one-instruction forms below: AVX-512 vectors (Kokkos_SIMD.hpp requires AVX-512F with this architecture).
+#define SOFTMARGIN_IMPL_HOST_SIMD_AVX512 1
 #elif defined(KOKKOS_ARCH_AVX2)
 using abi = KE::simd_abi::avx2_fixed_size<8>;
 #elif defined(KOKKOS_ARCH_ARM_SVE)
@@ -50,7 +52,7 @@ KOKKOS_FORCEINLINE_FUNCTION F negate(const F& v) { return from_bits(bits(v) + I(
 
 /// -|v|.
 KOKKOS_FORCEINLINE_FUNCTION F neg_abs(const F& v) {
-#if defined(SOFTMARGIN_IMPL_AVX512)
+#if defined(SOFTMARGIN_IMPL_HOST_SIMD_AVX512)
   return F(_mm512_or_ps(static_cast<__m512>(v), _mm512_set1_ps(-0.0f)));
 #else
   return negate(Kokkos::abs(v));
@@ -59,7 +61,7 @@ KOKKOS_FORCEINLINE_FUNCTION F neg_abs(const F& v) {
 
 /// v rounded to the nearest integer, ties to even, for |v| < 2^22.
 KOKKOS_FORCEINLINE_FUNCTION F round_even(const F& v) {
-#if defined(SOFTMARGIN_IMPL_AVX512)
+#if defined(SOFTMARGIN_IMPL_HOST_SIMD_AVX512)
   return F(_mm512_roundscale_ps(static_cast<__m512>(v), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
 #else
   return (v + F(12582912.0f)) - F(12582912.0f);  // 1.5 2^23: the sum's ulp is 1
@@ -70,7 +72,7 @@ KOKKOS_FORCEINLINE_FUNCTION F round_even(const F& v) {
 /// else times 2^(n + 64) (its exponent field n + 64 + 127 from the bits of 1.5 2^23 + n) and 2^-64, as
 /// exp_nonpos_poly.
 KOKKOS_FORCEINLINE_FUNCTION F times_pow2(const F& p, const F& n) {
-#if defined(SOFTMARGIN_IMPL_AVX512)
+#if defined(SOFTMARGIN_IMPL_HOST_SIMD_AVX512)
   return F(_mm512_scalef_ps(static_cast<__m512>(p), static_cast<__m512>(n)));
 #else
   const I e = (bits(n + F(12582912.0f)) - I(0x4B400000 - 191)) << 23;
@@ -80,7 +82,7 @@ KOKKOS_FORCEINLINE_FUNCTION F times_pow2(const F& p, const F& n) {
 
 /// 1 / v: AVX-512's estimate (within 2^-14 relative), else the quotient.
 KOKKOS_FORCEINLINE_FUNCTION F reciprocal_estimate(const F& v) {
-#if defined(SOFTMARGIN_IMPL_AVX512)
+#if defined(SOFTMARGIN_IMPL_HOST_SIMD_AVX512)
   return F(_mm512_rcp14_ps(static_cast<__m512>(v)));
 #else
   return F(1.0f) / v;
@@ -90,7 +92,7 @@ KOKKOS_FORCEINLINE_FUNCTION F reciprocal_estimate(const F& v) {
 /// v where z >= 0, else v w (z < 0 or NaN): AVX-512's masked multiply (Kokkos SIMD's condition of v and v w made the
 /// 16-bit backward passes 4-7% slower there), else that condition.
 KOKKOS_FORCEINLINE_FUNCTION F times_where_negative(const F& z, const F& v, const F& w) {
-#if defined(SOFTMARGIN_IMPL_AVX512)
+#if defined(SOFTMARGIN_IMPL_HOST_SIMD_AVX512)
   const __m512 vv = static_cast<__m512>(v);
   return F(_mm512_mask_mul_ps(vv, _mm512_cmp_ps_mask(static_cast<__m512>(z), _mm512_setzero_ps(), _CMP_NGE_UQ), vv,
                               static_cast<__m512>(w)));

@@ -5,8 +5,8 @@
 //  - SOFTMARGIN_IMPL_HOST_SIMD: host vectors, and Kokkos SIMD has a native ABI for the architecture Kokkos was built
 //    for (KOKKOS_ARCH_AVX512XEON, _AVX2, _ARM_SVE or _ARM_NEON): the pack kernels of SoftMargin_HostPacks.hpp, on
 //    Kokkos SIMD (SoftMargin_HostSimd.hpp).
-//  - SOFTMARGIN_IMPL_AVX512: x86-64 with AVX-512F as well: the one-instruction forms of SoftMargin_HostSimd.hpp, the
-//    lane sums of SoftMargin_HostPacks.hpp and the conversions of SoftMargin_HostConvertX86.hpp.
+//  - SOFTMARGIN_IMPL_AVX512: x86-64 with AVX-512F as well: the lane sums of SoftMargin_HostPacks.hpp and the
+//    conversions of SoftMargin_HostConvertX86.hpp (SoftMargin_HostSimd.hpp's one-instruction forms follow its ABI).
 // kHostPackPath and kHostVectorIsa name what a build compiles, for tests and build information to check.
 #ifndef SOFTMARGIN_IMPL_HOST_TARGET_HPP
 #define SOFTMARGIN_IMPL_HOST_TARGET_HPP
