@@ -97,22 +97,39 @@ int main(int argc, char** argv) {
   };
   const std::vector<AbPass> all = {AbPass::Mean, AbPass::None, AbPass::Backward, AbPass::Fused};
   const std::vector<AbPass> half = {AbPass::Mean, AbPass::Backward, AbPass::Fused};
-  const std::vector<Row> rows = {{AbType::Fp32, "fp32", all},         {AbType::Fp64, "fp64", all},
-                                 {AbType::Bf16Int8, "bf16+int8", half}, {AbType::Bf16Bf16, "bf16+bf16", half},
-                                 {AbType::Fp16Int8, "fp16+int8", half}, {AbType::Fp16Fp16, "fp16+fp16", half},
+  const std::vector<Row> rows = {{AbType::Fp32, "fp32", all},
+                                 {AbType::Fp64, "fp64", all},
+                                 {AbType::Bf16Int8, "bf16+int8", half},
+                                 {AbType::Bf16Bf16, "bf16+bf16", half},
+                                 {AbType::Fp16Int8, "fp16+int8", half},
+                                 {AbType::Fp16Fp16, "fp16+fp16", half},
                                  {AbType::Fp32Serial, "fp32, Serial", {AbPass::Mean}}};
   const char* pass_names[] = {"mean", "none", "backward", "fused"};
   const int threads = Kokkos::OpenMP().concurrency();
-  std::printf("| x + y | pass | N | threads | B / A (median) | quartiles | A us | B us |\n|---|---|---|---:|---:|---:|---:|---:|\n");
+  std::printf(
+      "| x + y | pass | N | threads | B / A (median) | quartiles | A us | B us "
+      "|\n|---|---|---|---:|---:|---:|---:|---:|\n");
   double worst = 0;
   std::string worst_row;
   for (const auto& row : rows) {
     const bool bf = row.type == AbType::Bf16Int8 || row.type == AbType::Bf16Bf16;
     for (const AbPass p : row.passes) {
       for (const auto& size : sizes) {
-        const AbBuffers b{xf.data(), yf.data(), gf.data(), xd.data(), yd.data(), gd.data(),
-                          bf ? xb.data() : xh.data(), bf ? yb.data() : yh.data(), gh.data(), y8.data(),
-                          size.n, loss_f, loss_d, Kokkos::OpenMP(), Kokkos::Serial()};
+        const AbBuffers b{xf.data(),
+                          yf.data(),
+                          gf.data(),
+                          xd.data(),
+                          yd.data(),
+                          gd.data(),
+                          bf ? xb.data() : xh.data(),
+                          bf ? yb.data() : yh.data(),
+                          gh.data(),
+                          y8.data(),
+                          size.n,
+                          loss_f,
+                          loss_d,
+                          Kokkos::OpenMP(),
+                          Kokkos::Serial()};
         const auto time = [&](void (*run)(const AbBuffers&, AbType, AbPass), int calls) {
           const auto t0 = std::chrono::steady_clock::now();
           for (int c = 0; c < calls; ++c) run(b, row.type, p);
