@@ -5,13 +5,13 @@
 // Compilers vectorize the element-wise loss (SoftMargin_Math.hpp) but not all of it tightly: the exp's clamp becomes
 // a comparison and masked constants, its 2^n an integer add, a shift and two multiplies, its rounding of n an add and
 // a subtract. Here each is one vector operation (on AVX-512 one instruction: vroundscaleps, vscalefps) around the same
-// polynomials, which gives the same exp(-|z|) bit for bit and the same losses and float gradients to within their
-// last rounding (compilers may fuse the element form's last multiply and add). The fast form's sigmoid divides by the
-// reciprocal estimate where the target has one (AVX-512's vrcp14ps, within 2^-14 relative: a gradient rounded to bf16
-// or fp16 stays within one unit of the correctly rounded one), and a gradient computed alone (the backward pass into
-// 16 bits) takes a coarser exp still (margin_coarse). Targets without a Kokkos SIMD ABI compute the pack element by
-// element (host_packs_v is false). On AVX-512 the lane sums of such packs (HalvedLaneSums) add each vector's halves in
-// float first.
+// polynomials, which gives the same exp(-|z|) bit for bit and, with the loss's last step one madd in both
+// (add_log1p_unit), the same losses and float gradients (TestWidened compares them bit for bit). The fast form's
+// sigmoid divides by the reciprocal estimate where the target has one (AVX-512's vrcp14ps, within 2^-14 relative: a
+// gradient rounded to bf16 or fp16 stays within one unit of the correctly rounded one), and a gradient computed alone
+// (the backward pass into 16 bits) takes a coarser exp still (margin_coarse). Targets without a Kokkos SIMD ABI compute
+// the pack element by element (host_packs_v is false). On AVX-512 the lane sums of such packs (HalvedLaneSums) add each
+// vector's halves in float first.
 #ifndef SOFTMARGIN_IMPL_HOST_PACKS_HPP
 #define SOFTMARGIN_IMPL_HOST_PACKS_HPP
 
@@ -122,11 +122,7 @@ KOKKOS_FORCEINLINE_FUNCTION F dloss_dx(const Margin& m) {
 /// loss = max(z, 0) + log1p(e); where z is NaN the maximum may be 0 (x86) or NaN (Arm): e carries the NaN either way.
 template <bool Fast>
 KOKKOS_FORCEINLINE_FUNCTION F loss(const Margin& m) {
-  const F pos = Kokkos::max(m.z, F(0.0f));
-  if constexpr (Fast)
-    return pos + log1p_unit_fast(m.e);
-  else
-    return pos + log1p_unit(m.e);
+  return add_log1p_unit<Fast>(Kokkos::max(m.z, F(0.0f)), m.e);
 }
 
 /// Vectors of a pack computed stage by stage together: four, so that their dependency chains overlap (one vector's
