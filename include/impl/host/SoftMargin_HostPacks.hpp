@@ -122,7 +122,7 @@ KOKKOS_FORCEINLINE_FUNCTION F dloss_dx(const Margin& m) {
 /// loss = max(z, 0) + log1p(e); where z is NaN the maximum may be 0 (x86) or NaN (Arm): e carries the NaN either way.
 template <bool Fast>
 KOKKOS_FORCEINLINE_FUNCTION F loss(const Margin& m) {
-  return add_log1p_unit<Fast>(Kokkos::max(m.z, F(0.0f)), m.e);
+  return add_product(Kokkos::max(m.z, F(0.0f)), log1p_unit_q<Fast>(m.e), m.e);  // add_log1p_unit's rounding
 }
 
 /// Vectors of a pack computed stage by stage together: four, so that their dependency chains overlap (one vector's
