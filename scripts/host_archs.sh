@@ -1,32 +1,35 @@
 #!/usr/bin/env bash
 # Builds the library and its Serial and OpenMP unit tests for host architectures other than this machine's own, and
 # runs the tests:
-#   avx2     preset avx2: x86-64 without AVX-512 (Kokkos_ARCH_HSW), the host room's generic vector path with AVX2 and
-#            F16C conversions; the tests run natively.
+#   avx2     preset avx2: x86-64 without AVX-512 (Kokkos_ARCH_HSW), the host pack kernels on Kokkos SIMD's AVX2 ABI
+#            with AVX2 and F16C conversions; the tests run natively.
 #   aarch64  preset aarch64: Arm with SVE for NVIDIA Grace (Kokkos_ARCH_ARMV84_SVE, 128-bit vectors), cross-built with
 #            Debian's g++-aarch64-linux-gnu (cmake/toolchains/aarch64-linux-gnu.cmake); the tests run under
 #            qemu-aarch64 (-cpu max with 128-bit SVE vectors), with short sizes (below).
-#   all      both (the default).
+#   neon     preset aarch64-neon: Arm without SVE (Kokkos_ARCH_ARMV80), Kokkos SIMD's NEON ABI, built and run as
+#            aarch64.
+#   all      the three (the default).
 # Each build's tests check the host pack path and vector instructions it compiles (the presets'
 # SOFTMARGIN_TEST_HOST_PATH and SOFTMARGIN_TEST_HOST_ISA), so that a silent fall back to narrower code fails.
 # Installs what is missing (scripts/ensure_tools.sh aarch64); takes Kokkos' archive from ../shared/deps when it is
 # there (else the build downloads it). Prints, per build, the seconds of each stage and each test executable's gtest
 # summary lines; the whole output of each stage is in build/<preset>/host_archs.<stage>.log.
-# Usage: scripts/host_archs.sh [avx2|aarch64|all]
+# Usage: scripts/host_archs.sh [avx2|aarch64|neon|all]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 case "${1:-all}" in
   avx2) presets=(avx2) ;;
   aarch64) presets=(aarch64) ;;
-  all) presets=(avx2 aarch64) ;;
+  neon) presets=(aarch64-neon) ;;
+  all) presets=(avx2 aarch64 aarch64-neon) ;;
   *)
-    echo "usage: $0 [avx2|aarch64|all]" >&2
+    echo "usage: $0 [avx2|aarch64|neon|all]" >&2
     exit 2
     ;;
 esac
 jobs="$(nproc)"
 
-if [[ " ${presets[*]} " == *" aarch64 "* ]]; then
+if [[ " ${presets[*]} " == *" aarch64"* ]]; then
   bash scripts/ensure_tools.sh aarch64
 else
   bash scripts/ensure_tools.sh
@@ -67,7 +70,7 @@ for preset in "${presets[@]}"; do
     continue
   fi
   test_env=()
-  [ "$preset" = aarch64 ] && test_env=(SOFTMARGIN_TEST_SHORT=1)
+  [[ "$preset" == aarch64* ]] && test_env=(SOFTMARGIN_TEST_SHORT=1)
   for backend in serial openmp; do
     exe="softmargin_unit_tests_$backend"
     # CTest runs each test as the build registered it: under the toolchain's emulator in a cross build.

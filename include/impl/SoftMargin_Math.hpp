@@ -28,16 +28,20 @@ KOKKOS_FORCEINLINE_FUNCTION float madd(const float a, const float b, const float
 }
 
 /// madd for T: float here; a room whose kernels evaluate the polynomials below on vectors of floats specializes it
-/// for its vector type (impl/host/SoftMargin_HostPacks.hpp).
+/// for its vector type (impl/host/SoftMargin_HostSimd.hpp).
 template <class T>
 struct Madd {
   KOKKOS_FORCEINLINE_FUNCTION static T apply(const T a, const T b, const T c) { return madd(a, b, c); }
 };
 
-/// c in every lane of T: float, or a vector of floats (GCC and Clang broadcast a scalar operand).
+/// c in every lane of T: float, or a vector of floats constructed from c (Kokkos SIMD), else broadcast as a scalar
+/// operand (GCC and Clang vectors).
 template <class T>
 KOKKOS_FORCEINLINE_FUNCTION T splat(const float c) {
-  return T{} + c;
+  if constexpr (std::is_constructible_v<T, float>)
+    return T(c);
+  else
+    return T{} + c;
 }
 
 /// The polynomial with coefficients c (highest degree first) at x, by Horner's rule in madd: one FMA a degree.
@@ -99,31 +103,49 @@ KOKKOS_FORCEINLINE_FUNCTION T exp_nonpos(const T a) {
 /// 10 FMAs and no division: within 1.55 ulp of fp64 log1p for every normal float e in [0, 1] (checked exhaustively,
 /// every third float; the unit tests check a sample on each backend), and about a third of the instructions of
 /// log1pf. Double uses Kokkos::log1p.
+/// q(e) of log1p_unit (Fast false) or log1p_unit_fast (Fast true). T: float, or a vector of floats on hosts.
+template <bool Fast, class T>
+KOKKOS_FORCEINLINE_FUNCTION T log1p_unit_q(const T e) {
+  if constexpr (Fast)
+    return horner(e, -8.371152915e-03f, 4.349390045e-02f, -1.068500280e-01f, 1.768747717e-01f, -2.447477430e-01f,
+                  3.327192962e-01f, -4.999717474e-01f, 9.999997616e-01f);
+  else
+    return horner(e, -3.176056929e-03f, 1.954252686e-02f, -5.637361209e-02f, 1.054362372e-01f, -1.526966703e-01f,
+                  1.966327424e-01f, -2.495161626e-01f, 3.332971050e-01f, -4.999989265e-01f, 9.999999947e-01f);
+}
+
 template <class T>
 KOKKOS_FORCEINLINE_FUNCTION T log1p_unit(const T e) {
-  if constexpr (std::is_same_v<T, double>) {
+  if constexpr (std::is_same_v<T, double>)
     return Kokkos::log1p(e);
-  } else {  // float, or a vector of floats on hosts
-    return horner(e, -3.176056929e-03f, 1.954252686e-02f, -5.637361209e-02f, 1.054362372e-01f, -1.526966703e-01f,
-                  1.966327424e-01f, -2.495161626e-01f, 3.332971050e-01f, -4.999989265e-01f, 9.999999947e-01f) *
-           e;
-  }
+  else  // float, or a vector of floats on hosts
+    return log1p_unit_q<false>(e) * e;
 }
 
 /// log1p(e) for e in [0, 1] in the fast form: e q(e), q a degree-7 polynomial (Chebyshev interpolation of
 /// log1p(e)/e on [0, 1], 2.4e-7 relative), two FMAs fewer than log1p_unit. T: float, or a vector of floats on hosts.
 template <class T>
 KOKKOS_FORCEINLINE_FUNCTION T log1p_unit_fast(const T e) {
-  return horner(e, -8.371152915e-03f, 4.349390045e-02f, -1.068500280e-01f, 1.768747717e-01f, -2.447477430e-01f,
-                3.327192962e-01f, -4.999717474e-01f, 9.999997616e-01f) *
-         e;
+  return log1p_unit_q<true>(e) * e;
+}
+
+/// a + log1p(e) for e in [0, 1], the loss's last step (a = max(z, 0)), with log1p's last product and the sum as one
+/// madd: every form of the loss rounds it the same way. (Compilers fuse a + b c of their own accord only where they
+/// see both operations: GCC fused the element form's, not those of Kokkos SIMD's SVE operators, and the 16-bit passes'
+/// float losses, whose tails take the element form, then differed from the fp32 pass's in the last bit.)
+template <bool Fast = false, class T>
+KOKKOS_FORCEINLINE_FUNCTION T add_log1p_unit(const T a, const T e) {
+  if constexpr (std::is_same_v<T, double>)
+    return a + Kokkos::log1p(e);
+  else
+    return Madd<T>::apply(log1p_unit_q<Fast>(e), e, a);
 }
 
 /// The fast form of the loss, for passes whose float results are reduced or rounded to 16 bits (16-bit inputs),
 /// which read 3 or 4 bytes an element and are bound by the loss's arithmetic: exp_nonpos_poly's fast polynomial and
-/// log1p_unit_fast. Rooms have their own (CUDA devices: the multi-function unit's exp2; AVX-512 hosts: a pack at a
-/// time). The unit tests bound every backend's fast form at 8 float ulps of fp64 for every bf16 x and y in
-/// {-1, 1, 3, -7}; NaN in gives NaN, inf gives inf or 0. Double: the accurate form.
+/// log1p_unit_fast. Rooms have their own (CUDA devices: the multi-function unit's exp2; hosts: a pack at a time). The
+/// unit tests bound every backend's fast form at 8 float ulps of fp64 for every bf16 x and y in {-1, 1, 3, -7}; NaN
+/// in gives NaN, inf gives inf or 0. Double: the accurate form.
 /// loss(x, y) in the fast form for float, the accurate one for double.
 template <class T>
 KOKKOS_FORCEINLINE_FUNCTION T loss_fast(const T x, const T y);
@@ -138,7 +160,7 @@ template <class T>
 KOKKOS_FORCEINLINE_FUNCTION T loss(const T x, const T y) {
   const T z = -y * x;
   const T pos = z > T(0) ? z : T(0);
-  return pos + log1p_unit(exp_nonpos(-Kokkos::abs(z)));
+  return add_log1p_unit(pos, exp_nonpos(-Kokkos::abs(z)));
 }
 
 /// d loss / d x = -y sigmoid(z), z = -y x, with sigmoid(z) = 1 / (1 + e) for z >= 0 and e / (1 + e) below,
@@ -156,14 +178,14 @@ KOKKOS_FORCEINLINE_FUNCTION T loss_and_dloss_dx(const T x, const T y, T& grad) {
   const T z = -y * x;
   const T e = exp_nonpos(-Kokkos::abs(z));
   grad = -y * ((z >= T(0) ? T(1) : e) / (T(1) + e));
-  return (z > T(0) ? z : T(0)) + log1p_unit(e);
+  return add_log1p_unit(z > T(0) ? z : T(0), e);
 }
 
 template <class T>
 KOKKOS_FORCEINLINE_FUNCTION T loss_fast(const T x, const T y) {
   if constexpr (std::is_same_v<T, float>) {
     const float z = -y * x;
-    return (z > 0.0f ? z : 0.0f) + log1p_unit_fast(exp_nonpos_poly<true>(-Kokkos::abs(z)));
+    return add_log1p_unit<true>(z > 0.0f ? z : 0.0f, exp_nonpos_poly<true>(-Kokkos::abs(z)));
   } else {
     return loss(x, y);
   }
@@ -175,7 +197,7 @@ KOKKOS_FORCEINLINE_FUNCTION T loss_and_dloss_dx_fast(const T x, const T y, T& gr
     const float z = -y * x;
     const float e = exp_nonpos_poly<true>(-Kokkos::abs(z));
     grad = -y * ((z >= 0.0f ? 1.0f : e) / (1.0f + e));
-    return (z > 0.0f ? z : 0.0f) + log1p_unit_fast(e);
+    return add_log1p_unit<true>(z > 0.0f ? z : 0.0f, e);
   } else {
     return loss_and_dloss_dx(x, y, grad);
   }

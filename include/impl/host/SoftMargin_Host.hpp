@@ -1,6 +1,6 @@
 // SoftMargin host room: Hardware<Exec> for every host execution space (Serial, OpenMP, Threads, HPX). Host backends
 // run the portable kernels (SoftMargin_Kokkos.hpp) with packs of whole vectors: converted a vector at a time
-// (SoftMargin_HostConvert.hpp), computed by the AVX-512 pack kernels where the target has them
+// (SoftMargin_HostConvert.hpp), computed by the pack kernels on Kokkos SIMD where the target has a Kokkos SIMD ABI
 // (SoftMargin_HostPacks.hpp), and summed lane by lane.
 #ifndef SOFTMARGIN_IMPL_HOST_HPP
 #define SOFTMARGIN_IMPL_HOST_HPP

@@ -1,15 +1,17 @@
-// SoftMargin host room: the loss and its gradient in float a pack at a time on AVX-512 hosts, in the accurate form or
-// the fast one (Fast: the passes of 16-bit x whose float results are summed or rounded to 16 bits).
+// SoftMargin host room: the loss and its gradient in float a pack at a time on Kokkos SIMD (SoftMargin_HostSimd.hpp),
+// in the accurate form or the fast one (Fast: the passes of 16-bit x whose float results are summed or rounded to 16
+// bits).
 //
 // Compilers vectorize the element-wise loss (SoftMargin_Math.hpp) but not all of it tightly: the exp's clamp becomes
 // a comparison and masked constants, its 2^n an integer add, a shift and two multiplies, its rounding of n an add and
-// a subtract. Here each is one instruction (vminps, vscalefps, vrndscaleps) around the same polynomials, which gives
-// the same exp(-|z|) bit for bit and the same losses and float gradients to within their last rounding (compilers may
-// fuse the element form's last multiply and add). The fast form's sigmoid divides by the reciprocal estimate
-// (vrcp14ps, within 2^-14 relative: a gradient rounded to bf16 or fp16 stays within one unit of the correctly rounded
-// one), and a gradient computed alone (the backward pass into 16 bits) takes a coarser exp still (margin_coarse).
-// Other targets compute the pack element by element (host_packs_v is false). The lane sums of such packs
-// (HalvedLaneSums) add each vector's halves in float first.
+// a subtract. Here each is one vector operation (on AVX-512 one instruction: vroundscaleps, vscalefps) around the same
+// polynomials, which gives the same exp(-|z|) bit for bit and, with the loss's last step one madd in both
+// (add_log1p_unit), the same losses and float gradients (TestWidened compares them bit for bit). The fast form's
+// sigmoid divides by the reciprocal estimate where the target has one (AVX-512's vrcp14ps, within 2^-14 relative: a
+// gradient rounded to bf16 or fp16 stays within one unit of the correctly rounded one), and a gradient computed alone
+// (the backward pass into 16 bits) takes a coarser exp still (margin_coarse). Targets without a Kokkos SIMD ABI compute
+// the pack element by element (host_packs_v is false). On AVX-512 the lane sums of such packs (HalvedLaneSums) add each
+// vector's halves in float first.
 #ifndef SOFTMARGIN_IMPL_HOST_PACKS_HPP
 #define SOFTMARGIN_IMPL_HOST_PACKS_HPP
 
@@ -18,29 +20,21 @@
 
 #include "../SoftMargin_Math.hpp"
 #include "../SoftMargin_Packs.hpp"
+#include "SoftMargin_HostSimd.hpp"
 #include "SoftMargin_HostTarget.hpp"
-#include "SoftMargin_HostVectors.hpp"
 
 namespace softmargin::Impl {
 
-/// Whether this target computes packs of W floats here.
+/// Whether this target computes packs of W floats here: whole vectors of Kokkos SIMD's native ABI.
 template <int W>
 inline constexpr bool host_packs_v =
-#if defined(SOFTMARGIN_IMPL_AVX512)
-    W % 16 == 0;
+#if defined(SOFTMARGIN_IMPL_HOST_SIMD)
+    W % host_simd::width == 0;
 #else
     false;
 #endif
 
 #if defined(SOFTMARGIN_IMPL_AVX512)
-/// madd for 16 floats: the core's polynomials (SoftMargin_Math.hpp) evaluated on AVX-512 vectors. (__m512 as a
-/// template argument is this vector type: its may_alias attribute does not take part.)
-template <>
-struct Madd<host_vector_t<float, 16>> {
-  using V = host_vector_t<float, 16>;
-  KOKKOS_FORCEINLINE_FUNCTION static V apply(const V a, const V b, const V c) { return _mm512_fmadd_ps(a, b, c); }
-};
-
 /// The running sum in double of packs of float that the kernels below computed: each vector's two halves are added
 /// in float first, each times 1/2 so that no pair overflows (one rounding, as the device packs' sums; the total is
 /// doubled), then the 8 lanes converted and added: a convert and an add fewer a vector than LaneSums, the fp32 mean
@@ -69,86 +63,91 @@ struct HalvedLaneSums {
   KOKKOS_FORCEINLINE_FUNCTION double total() { return 2 * halving_sum<lanes>(v); }
 };
 
-namespace avx512 {
+#endif
 
-/// z = -y x, -y and e = exp(-|z|) of 16 elements (exp_nonpos_poly<Fast>(-|z|) bit for bit).
+#if defined(SOFTMARGIN_IMPL_HOST_SIMD)
+namespace host_simd {
+
+/// z = -y x, -y and e = exp(-|z|) of one vector (exp_nonpos_poly<Fast>(-|z|) bit for bit).
 struct Margin {
-  __m512 z, neg_y, e;
+  F z, neg_y, e;
 };
 
-/// z = -y x, -y, and exp(-|z|)'s argument a = |z| clamped to 104 (e^-104 rounds to 0; vminps returns its second
-/// operand, |z|, where that is NaN) and exponent n = round(-a log2(e)): what both exps start from.
-struct Reduction {
-  __m512 z, neg_y, a, n;
-};
-inline Reduction reduction(const float* x, const float* y) {
-  const __m512 neg_y =
-      _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(_mm512_loadu_ps(y)), _mm512_set1_epi32(INT32_MIN)));
-  const __m512 z = _mm512_mul_ps(neg_y, _mm512_loadu_ps(x));
-  const __m512 a = _mm512_min_ps(_mm512_set1_ps(104.0f), _mm512_abs_ps(z));
-  const __m512 n =
-      _mm512_roundscale_ps(_mm512_mul_ps(a, _mm512_set1_ps(-kLog2e)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  return {z, neg_y, a, n};
+/// z = -y x, -y, and what both exps start from: their argument m = -|z| clamped to -104 (e^-104 rounds to 0; the
+/// maximum's second operand, -|z|, passes a NaN on every ABI) and exponent n = round(m log2(e)). Into references, not
+/// returned as one struct: GCC kept such a struct's vectors in memory as well, three stores a vector in the fp32
+/// backward pass's loop (4% longer at 2^18-2^20).
+KOKKOS_FORCEINLINE_FUNCTION void reduce(const float* x, const float* y, F& z, F& neg_y, F& m, F& n) {
+  neg_y = negate(load(y));
+  z = neg_y * load(x);
+  m = Kokkos::max(F(-104.0f), neg_abs(z));
+  n = round_even(m * F(kLog2e));
 }
 
 template <bool Fast>
-inline Margin margin(const float* x, const float* y) {
-  const Reduction d = reduction(x, y);
-  // r = -a - n ln2, each term one rounding as in exp_nonpos_poly
-  const __m512 r = _mm512_fnmadd_ps(d.n, _mm512_set1_ps(kLn2Lo), _mm512_fnmsub_ps(d.n, _mm512_set1_ps(kLn2Hi), d.a));
-  return {d.z, d.neg_y, _mm512_scalef_ps(exp_reduced<Fast>(r), d.n)};  // p 2^n, rounded once where subnormal
+KOKKOS_FORCEINLINE_FUNCTION Margin margin(const float* x, const float* y) {
+  F z, neg_y, m, n;
+  reduce(x, y, z, neg_y, m, n);
+  // r = m - n ln2, each term one rounding as in exp_nonpos_poly
+  const F r = Kokkos::fma(n, F(-kLn2Lo), Kokkos::fma(n, F(-kLn2Hi), m));
+  return {z, neg_y, times_pow2(exp_reduced<Fast>(r), n)};
 }
 
-/// margin for a gradient that is rounded to 16 bits and nothing else (grad_pack's fast form): -|z| - n ln2 in one
+/// margin for a gradient that is rounded to 16 bits and nothing else (grad_pack's fast form): m - n ln2 in one
 /// rounding (n ln2's error, at most 3e-7, is far below what such a gradient resolves) and a degree-3 polynomial
 /// fitted for relative error, so e within 7.5e-5 of exp(-|z|). With the reciprocal estimate (6.1e-5) the gradient
 /// stays within 1.4e-4 of its value, under a third of an fp16 unit and a thirtieth of a bf16 one: the rounded gradient
 /// is within one unit of the correctly rounded one. Subnormal and zero gradients as in margin.
-inline Margin margin_coarse(const float* x, const float* y) {
-  const Reduction d = reduction(x, y);
-  const __m512 r = _mm512_fnmsub_ps(d.n, _mm512_set1_ps(0.693147180559945309f), d.a);
-  const __m512 p = horner(r, 1.656684235e-01f, 5.049632642e-01f, 1.000164186e+00f, 9.999280735e-01f);
-  return {d.z, d.neg_y, _mm512_scalef_ps(p, d.n)};
+KOKKOS_FORCEINLINE_FUNCTION Margin margin_coarse(const float* x, const float* y) {
+  F z, neg_y, m, n;
+  reduce(x, y, z, neg_y, m, n);
+  const F r = Kokkos::fma(n, F(-0.693147180559945309f), m);
+  const F p = horner(r, 1.656684235e-01f, 5.049632642e-01f, 1.000164186e+00f, 9.999280735e-01f);
+  return {z, neg_y, times_pow2(p, n)};
 }
 
-/// d loss / d x = -y (z >= 0 ? 1 : e) / (1 + e); the fast form divides by the reciprocal estimate.
+/// d loss / d x = -y (z >= 0 ? 1 : e) / (1 + e); the fast form multiplies by the reciprocal estimate.
 template <bool Fast>
-inline __m512 dloss_dx(const Margin& m) {
-  const __m512 one = _mm512_set1_ps(1.0f);
-  if constexpr (Fast) {  // 1 / (1 + e), times e where z < 0 (or is NaN)
-    const __m512 r = _mm512_rcp14_ps(_mm512_add_ps(one, m.e));
-    return _mm512_mul_ps(m.neg_y,
-                         _mm512_mask_mul_ps(r, _mm512_cmp_ps_mask(m.z, _mm512_setzero_ps(), _CMP_NGE_UQ), r, m.e));
+KOKKOS_FORCEINLINE_FUNCTION F dloss_dx(const Margin& m) {
+  const F one(1.0f);
+  // z >= 0 is false where z is NaN: e carries it
+  if constexpr (Fast) {
+    const F r = reciprocal_estimate(one + m.e);
+    return m.neg_y * times_where_negative(m.z, r, m.e);
   } else {
-    const __m512 num = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(m.z, _mm512_setzero_ps(), _CMP_GE_OQ), m.e, one);
-    return _mm512_mul_ps(m.neg_y, _mm512_div_ps(num, _mm512_add_ps(one, m.e)));
+    return m.neg_y * (KE::condition(m.z >= F(0.0f), one, m.e) / (one + m.e));
   }
 }
 
-/// loss = max(z, 0) + log1p(e): vmaxps gives 0 for a NaN z, as the element form does; the NaN comes through e.
+/// loss = max(z, 0) + log1p(e); where z is NaN the maximum may be 0 (x86) or NaN (Arm): e carries the NaN either way.
 template <bool Fast>
-inline __m512 loss(const Margin& m) {
-  const __m512 pos = _mm512_max_ps(m.z, _mm512_setzero_ps());
-  if constexpr (Fast)
-    return _mm512_add_ps(pos, log1p_unit_fast(m.e));
-  else
-    return _mm512_add_ps(pos, log1p_unit(m.e));
+KOKKOS_FORCEINLINE_FUNCTION F loss(const Margin& m) {
+  return add_product(Kokkos::max(m.z, F(0.0f)), log1p_unit_q<Fast>(m.e), m.e);  // add_log1p_unit's rounding
 }
 
-}  // namespace avx512
+/// Vectors of a pack computed stage by stage together: four, so that their dependency chains overlap (one vector's
+/// chain alone is latency-bound) while their values stay in registers.
+template <int W>
+inline constexpr int kGroup = W / width < 4 ? W / width : 4;
+
+}  // namespace host_simd
 #endif
 
-// A pack of W floats is W / 16 vectors, each stage done for all of them before the next: their dependency chains
-// then overlap (one vector's chain alone is latency-bound).
+// A pack of W floats is W / width vectors, taken in groups whose every stage is done for all of the group's vectors
+// before the next.
 
 /// The losses of a pack of W floats (host_packs_v<W>).
 template <bool Fast, int W>
 KOKKOS_FORCEINLINE_FUNCTION void loss_pack(const float (&x)[W], const float (&y)[W], float (&loss)[W]) {
   static_assert(host_packs_v<W>, "a target without the host pack kernels");
-#if defined(SOFTMARGIN_IMPL_AVX512)
-  avx512::Margin m[W / 16];
-  for (int k = 0; k < W / 16; ++k) m[k] = avx512::margin<Fast>(x + 16 * k, y + 16 * k);
-  for (int k = 0; k < W / 16; ++k) _mm512_storeu_ps(loss + 16 * k, avx512::loss<Fast>(m[k]));
+#if defined(SOFTMARGIN_IMPL_HOST_SIMD)
+  using namespace host_simd;
+  constexpr int G = kGroup<W>;
+  for (int g = 0; g < W; g += G * width) {
+    Margin m[G];
+    for (int k = 0; k < G; ++k) m[k] = margin<Fast>(x + g + width * k, y + g + width * k);
+    for (int k = 0; k < G; ++k) store(loss + g + width * k, host_simd::loss<Fast>(m[k]));
+  }
 #endif
 }
 
@@ -156,11 +155,16 @@ KOKKOS_FORCEINLINE_FUNCTION void loss_pack(const float (&x)[W], const float (&y)
 template <bool Fast, int W>
 KOKKOS_FORCEINLINE_FUNCTION void grad_pack(const float (&x)[W], const float (&y)[W], float (&grad)[W]) {
   static_assert(host_packs_v<W>, "a target without the host pack kernels");
-#if defined(SOFTMARGIN_IMPL_AVX512)
-  avx512::Margin m[W / 16];
-  for (int k = 0; k < W / 16; ++k)
-    m[k] = Fast ? avx512::margin_coarse(x + 16 * k, y + 16 * k) : avx512::margin<false>(x + 16 * k, y + 16 * k);
-  for (int k = 0; k < W / 16; ++k) _mm512_storeu_ps(grad + 16 * k, avx512::dloss_dx<Fast>(m[k]));
+#if defined(SOFTMARGIN_IMPL_HOST_SIMD)
+  using namespace host_simd;
+  constexpr int G = kGroup<W>;
+  for (int g = 0; g < W; g += G * width) {
+    Margin m[G];
+    for (int k = 0; k < G; ++k)
+      m[k] = Fast ? margin_coarse(x + g + width * k, y + g + width * k)
+                  : margin<false>(x + g + width * k, y + g + width * k);
+    for (int k = 0; k < G; ++k) store(grad + g + width * k, dloss_dx<Fast>(m[k]));
+  }
 #endif
 }
 
@@ -169,11 +173,15 @@ template <bool Fast, int W>
 KOKKOS_FORCEINLINE_FUNCTION void loss_and_grad_pack(const float (&x)[W], const float (&y)[W], float (&loss)[W],
                                                     float (&grad)[W]) {
   static_assert(host_packs_v<W>, "a target without the host pack kernels");
-#if defined(SOFTMARGIN_IMPL_AVX512)
-  avx512::Margin m[W / 16];
-  for (int k = 0; k < W / 16; ++k) m[k] = avx512::margin<Fast>(x + 16 * k, y + 16 * k);
-  for (int k = 0; k < W / 16; ++k) _mm512_storeu_ps(grad + 16 * k, avx512::dloss_dx<Fast>(m[k]));
-  for (int k = 0; k < W / 16; ++k) _mm512_storeu_ps(loss + 16 * k, avx512::loss<Fast>(m[k]));
+#if defined(SOFTMARGIN_IMPL_HOST_SIMD)
+  using namespace host_simd;
+  constexpr int G = kGroup<W>;
+  for (int g = 0; g < W; g += G * width) {
+    Margin m[G];
+    for (int k = 0; k < G; ++k) m[k] = margin<Fast>(x + g + width * k, y + g + width * k);
+    for (int k = 0; k < G; ++k) store(grad + g + width * k, dloss_dx<Fast>(m[k]));
+    for (int k = 0; k < G; ++k) store(loss + g + width * k, host_simd::loss<Fast>(m[k]));
+  }
 #endif
 }
 

@@ -2,10 +2,16 @@
 // tests these macros, not the compiler's.
 //  - SOFTMARGIN_IMPL_HOST_VECTORS: GCC or Clang vector extensions in host code (not under a device compiler, which
 //    compiles the host backends of a CUDA or HIP build).
-//  - SOFTMARGIN_IMPL_AVX512: x86-64 with AVX-512F as well: the pack kernels of SoftMargin_HostPacks.hpp.
+//  - SOFTMARGIN_IMPL_HOST_SIMD: host vectors, and Kokkos SIMD has a native ABI for the architecture Kokkos was built
+//    for (KOKKOS_ARCH_AVX512XEON, _AVX2, _ARM_SVE or _ARM_NEON): the pack kernels of SoftMargin_HostPacks.hpp, on
+//    Kokkos SIMD (SoftMargin_HostSimd.hpp).
+//  - SOFTMARGIN_IMPL_AVX512: x86-64 with AVX-512F as well: the lane sums of SoftMargin_HostPacks.hpp and the
+//    conversions of SoftMargin_HostConvertX86.hpp (SoftMargin_HostSimd.hpp's one-instruction forms follow its ABI).
 // kHostPackPath and kHostVectorIsa name what a build compiles, for tests and build information to check.
 #ifndef SOFTMARGIN_IMPL_HOST_TARGET_HPP
 #define SOFTMARGIN_IMPL_HOST_TARGET_HPP
+
+#include <Kokkos_Macros.hpp>
 
 #if !defined(__CUDACC__) && !defined(__HIPCC__) && (defined(__GNUC__) || defined(__clang__))
 #define SOFTMARGIN_IMPL_HOST_VECTORS 1
@@ -15,11 +21,15 @@
 #if defined(__x86_64__) && defined(__AVX512F__)
 #define SOFTMARGIN_IMPL_AVX512 1
 #endif
+#if defined(KOKKOS_ARCH_AVX512XEON) || defined(KOKKOS_ARCH_AVX2) || defined(KOKKOS_ARCH_ARM_SVE) || \
+    defined(KOKKOS_ARCH_ARM_NEON)
+#define SOFTMARGIN_IMPL_HOST_SIMD 1
+#endif
 #endif
 
 // What this build compiles, named (kHostPackPath, kHostVectorIsa).
-#if defined(SOFTMARGIN_IMPL_AVX512)
-#define SOFTMARGIN_IMPL_HOST_PACK_PATH "avx512"
+#if defined(SOFTMARGIN_IMPL_HOST_SIMD)
+#define SOFTMARGIN_IMPL_HOST_PACK_PATH "simd"
 #elif defined(SOFTMARGIN_IMPL_HOST_VECTORS)
 #define SOFTMARGIN_IMPL_HOST_PACK_PATH "vector"
 #else
@@ -27,6 +37,14 @@
 #endif
 #if !defined(SOFTMARGIN_IMPL_HOST_VECTORS)
 #define SOFTMARGIN_IMPL_HOST_VECTOR_ISA "none"
+#elif defined(SOFTMARGIN_IMPL_HOST_SIMD) && defined(KOKKOS_ARCH_AVX512XEON)
+#define SOFTMARGIN_IMPL_HOST_VECTOR_ISA "avx512"
+#elif defined(SOFTMARGIN_IMPL_HOST_SIMD) && defined(KOKKOS_ARCH_AVX2)
+#define SOFTMARGIN_IMPL_HOST_VECTOR_ISA "avx2"
+#elif defined(SOFTMARGIN_IMPL_HOST_SIMD) && defined(KOKKOS_ARCH_ARM_SVE)
+#define SOFTMARGIN_IMPL_HOST_VECTOR_ISA "sve"
+#elif defined(SOFTMARGIN_IMPL_HOST_SIMD)
+#define SOFTMARGIN_IMPL_HOST_VECTOR_ISA "neon"
 #elif defined(__x86_64__) && defined(__AVX512F__)
 #define SOFTMARGIN_IMPL_HOST_VECTOR_ISA "avx512"
 #elif defined(__x86_64__) && defined(__AVX2__)
@@ -43,14 +61,14 @@
 
 namespace softmargin::Impl {
 
-// Not inline: each translation unit keeps its own (one compiled by a device compiler may differ).
-
-/// The host pack path this build compiles: "avx512" (the AVX-512 pack kernels), "vector" (GCC/Clang vectors without
-/// them), "scalar" (neither: the core's element by element code).
+/// The host pack path this build compiles: "simd" (the pack kernels on Kokkos SIMD), "vector" (GCC/Clang vectors
+/// for conversions, the loss element by element: no Kokkos SIMD ABI), "scalar" (neither: the core's element by element
+/// code).
 constexpr const char* kHostPackPath = SOFTMARGIN_IMPL_HOST_PACK_PATH;
 
-/// The widest vector instructions the host code targets: "avx512", "avx2", "sse2" (x86-64), "sve", "neon" (aarch64),
-/// "none" (other targets, or no host vectors).
+/// The vector instructions of the host code: the Kokkos SIMD ABI of the pack kernels ("avx512", "avx2", "sve",
+/// "neon"), else the widest the compiler targets ("sse2" and the others on x86-64, "neon" on aarch64), or "none"
+/// (other targets, or no host vectors).
 constexpr const char* kHostVectorIsa = SOFTMARGIN_IMPL_HOST_VECTOR_ISA;
 
 }  // namespace softmargin::Impl
