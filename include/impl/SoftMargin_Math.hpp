@@ -129,16 +129,15 @@ KOKKOS_FORCEINLINE_FUNCTION T log1p_unit_fast(const T e) {
   return log1p_unit_q<true>(e) * e;
 }
 
-/// a + log1p(e) for e in [0, 1], the loss's last step (a = max(z, 0)), with log1p's last product and the sum as one
-/// madd: every form of the loss rounds it the same way. (Compilers fuse a + b c of their own accord only where they
-/// see both operations: GCC fused the element form's, not those of Kokkos SIMD's SVE operators, and the 16-bit passes'
-/// float losses, whose tails take the element form, then differed from the fp32 pass's in the last bit.)
+/// a + log1p(e) for e in [0, 1], the loss's last step (a = max(z, 0)), as a sum of a product: GCC fuses it into one FMA
+/// from -O2 on (-ffp-contract=fast), as it fuses the host packs' (impl/host/SoftMargin_HostSimd.hpp, add_product), so
+/// that every form of the loss in a build rounds it the same way.
 template <bool Fast = false, class T>
 KOKKOS_FORCEINLINE_FUNCTION T add_log1p_unit(const T a, const T e) {
   if constexpr (std::is_same_v<T, double>)
     return a + Kokkos::log1p(e);
   else
-    return Madd<T>::apply(log1p_unit_q<Fast>(e), e, a);
+    return a + log1p_unit_q<Fast>(e) * e;
 }
 
 /// The fast form of the loss, for passes whose float results are reduced or rounded to 16 bits (16-bit inputs),

@@ -101,9 +101,11 @@ KOKKOS_FORCEINLINE_FUNCTION F times_where_negative(const F& z, const F& v, const
 #endif
 }
 
-/// a + b c in one rounding, as the element form's madd: AVX-512 writes it as a sum of a product, which GCC fuses into
-/// one FMA (its default -ffp-contract=fast) and schedules better there (the fp32 fused pass took 1.2-1.3x the time at
-/// 2^20-2^24 with Kokkos::fma); elsewhere Kokkos::fma (GCC does not fuse SVE's operators).
+/// a + b c, rounded as the element form's a + b c (add_log1p_unit): where Kokkos SIMD's operators are the compiler's own
+/// vector operations (AVX-512), written the same way, which GCC fuses from -O2 on as it fuses the element form's (and
+/// which runs faster there than Kokkos::fma: the fp32 fused pass took 1.2-1.3x the time at 2^20-2^24 with it); SVE's
+/// operators are intrinsics GCC does not fuse, so Kokkos::fma, the fused result (the element form's in a Release
+/// build: a 16-bit pass's float losses, whose tails take the element form, must equal the fp32 pass's, TestWidened).
 KOKKOS_FORCEINLINE_FUNCTION F add_product(const F& a, const F& b, const F& c) {
 #if defined(SOFTMARGIN_IMPL_HOST_SIMD_AVX512)
   return a + b * c;
