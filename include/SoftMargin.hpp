@@ -58,7 +58,7 @@ requires(Kokkos::is_execution_space_v<ExecSpace> &&
                                              Algorithm algorithm = Algorithm::Auto) {
   if constexpr (Impl::check_input_types<ExecSpace, XView, YView>() &&
                 Impl::check_loss_output_type<ExecSpace, XView, OutView>())
-    Impl::loss(space, Impl::SoftMarginInputs<XView, YView>{x, y, {}}, out, reduction, algorithm);
+    Impl::loss_pass(space, Impl::SoftMarginInputs<XView, YView>{x, y, {}}, out, reduction, algorithm);
 }
 
 /// \brief As loss(space, x, y, out, ...) on a default instance of x's execution space.
@@ -86,7 +86,7 @@ requires(Kokkos::is_execution_space_v<ExecSpace>&& Kokkos::is_view_v<XView>)
     if (reduction.reduction() == Reduction::None)
       throw std::invalid_argument("softmargin::loss: reduction none gives one loss per element; pass an out View");
     return Impl::blocking<T>(
-        space, [&](const auto& out) { Impl::loss(space, Impl::SoftMarginInputs<XView, YView>{x, y, {}}, out, reduction, algorithm); },
+        space, [&](const auto& out) { Impl::loss_pass(space, Impl::SoftMarginInputs<XView, YView>{x, y, {}}, out, reduction, algorithm); },
         "softmargin::loss: blocking result");
   } else {
     return T();
@@ -126,7 +126,7 @@ requires(Kokkos::is_execution_space_v<ExecSpace> &&
   if constexpr (Impl::check_input_types<ExecSpace, XView, YView>() &&
                 Impl::check_grad_type<ExecSpace, XView, GradView>() &&
                 Impl::check_upstream_type<ExecSpace, XView, Upstream, true>())
-    Impl::backward(space, Impl::SoftMarginInputs<XView, YView>{x, y, {}}, grad_loss, grad_x, reduction, algorithm);
+    Impl::backward_pass(space, Impl::SoftMarginInputs<XView, YView>{x, y, {}}, grad_loss, grad_x, reduction, algorithm);
 }
 
 /// \brief As backward(space, ...) on a default instance of x's execution space.
@@ -167,7 +167,7 @@ requires(Kokkos::is_execution_space_v<ExecSpace>&& Kokkos::is_view_v<LossView> &
                 Impl::check_upstream_type<ExecSpace, XView, Upstream, false>()) {
     static_assert(LossView::rank() == 0, "softmargin::loss_and_grad: loss_out must be a rank-0 View");
     if constexpr (LossView::rank() == 0)
-      Impl::loss_and_grad(space, Impl::SoftMarginInputs<XView, YView>{x, y, {}}, loss_out, grad_x, reduction, grad_loss, algorithm);
+      Impl::loss_and_grad_pass(space, Impl::SoftMarginInputs<XView, YView>{x, y, {}}, loss_out, grad_x, reduction, grad_loss, algorithm);
   }
 }
 
@@ -196,7 +196,7 @@ requires(Kokkos::is_execution_space_v<ExecSpace>&& Kokkos::is_view_v<XView> && !
                 Impl::check_grad_type<ExecSpace, XView, GradView>() &&
                 Impl::check_upstream_type<ExecSpace, XView, Upstream, false>()) {
     return Impl::blocking<T>(
-        space, [&](const auto& out) { Impl::loss_and_grad(space, Impl::SoftMarginInputs<XView, YView>{x, y, {}}, out, grad_x, reduction, grad_loss, algorithm); },
+        space, [&](const auto& out) { Impl::loss_and_grad_pass(space, Impl::SoftMarginInputs<XView, YView>{x, y, {}}, out, grad_x, reduction, grad_loss, algorithm); },
         "softmargin::loss_and_grad: blocking result");
   } else {
     return T();

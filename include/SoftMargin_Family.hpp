@@ -93,7 +93,7 @@ requires(Kokkos::is_execution_space_v<ExecSpace>&& Impl::is_inputs_v<In>&& Kokko
     Algorithm algorithm = Algorithm::Auto) {
   if constexpr (In::template check_types<ExecSpace>() &&
                 Impl::check_loss_output_type<ExecSpace, typename In::first_view, OutView>())
-    Impl::loss(space, in, out, reduction, algorithm);
+    Impl::loss_pass(space, in, out, reduction, algorithm);
 }
 template <class In, class OutView>
 requires(Impl::is_inputs_v<In>&& Kokkos::is_view_v<OutView>) void loss(const In& in, const OutView& out,
@@ -111,7 +111,7 @@ requires(Kokkos::is_execution_space_v<ExecSpace>&& Impl::is_inputs_v<In>) Impl::
       throw std::invalid_argument(std::string(In::names.loss) +
                                   ": reduction none gives one loss per element; pass an out View");
     return Impl::blocking<T>(
-        space, [&](const auto& out) { Impl::loss(space, in, out, reduction, algorithm); }, "softmargin::loss: blocking");
+        space, [&](const auto& out) { Impl::loss_pass(space, in, out, reduction, algorithm); }, "softmargin::loss: blocking");
   } else {
     return T();
   }
@@ -126,7 +126,7 @@ requires(Kokkos::is_execution_space_v<ExecSpace>&& Impl::is_inputs_v<In> &&
                                                      Algorithm algorithm = Algorithm::Auto) {
   if constexpr (In::template check_types<ExecSpace>() && Impl::check_grads_type<ExecSpace, In, G>() &&
                 Impl::check_upstream_type<ExecSpace, typename In::first_view, Upstream, true>())
-    Impl::backward(space, in, grad_loss, grad, reduction, algorithm);
+    Impl::backward_pass(space, in, grad_loss, grad, reduction, algorithm);
 }
 template <class In, class Upstream, class G>
 requires(Impl::is_inputs_v<In> && !Impl::is_reduction_arg_v<G>) void backward(const In& in, const Upstream& grad_loss,
@@ -148,7 +148,7 @@ requires(Kokkos::is_execution_space_v<ExecSpace>&& Impl::is_inputs_v<In>&& Kokko
                 Impl::check_grads_type<ExecSpace, In, G>() &&
                 Impl::check_upstream_type<ExecSpace, X, Upstream, false>()) {
     static_assert(LossView::rank() == 0, "softmargin::loss_and_grad: loss_out must be a rank-0 View");
-    if constexpr (LossView::rank() == 0) Impl::loss_and_grad(space, in, loss_out, grad, reduction, grad_loss, algorithm);
+    if constexpr (LossView::rank() == 0) Impl::loss_and_grad_pass(space, in, loss_out, grad, reduction, grad_loss, algorithm);
   }
 }
 /// Blocking fused pass: writes the gradient and returns the reduced loss as a host scalar.
@@ -164,7 +164,7 @@ requires(Kokkos::is_execution_space_v<ExecSpace>&& Impl::is_inputs_v<In> &&
   if constexpr (In::template check_types<ExecSpace>() && Impl::check_grads_type<ExecSpace, In, G>() &&
                 Impl::check_upstream_type<ExecSpace, X, Upstream, false>()) {
     return Impl::blocking<T>(
-        space, [&](const auto& out) { Impl::loss_and_grad(space, in, out, grad, reduction, grad_loss, algorithm); },
+        space, [&](const auto& out) { Impl::loss_and_grad_pass(space, in, out, grad, reduction, grad_loss, algorithm); },
         "softmargin::loss_and_grad: blocking");
   } else {
     return T();

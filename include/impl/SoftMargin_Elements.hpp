@@ -102,9 +102,23 @@ struct SoftMarginElement : OpTypes<XV, YV, Kind> {
   }
 };
 
-/// No view: the absent pos_weight of BCEWithLogits (p = 1).
+/// No view: an absent optional input (weight, pos_weight, margin View).
 struct NoView {
+  using array_layout = Kokkos::LayoutRight;  // flat: it constrains no pack loop
   static constexpr int rank() { return 1; }
+};
+
+/// An optional input V of an element op with OpTypes T: its pack (int where V is absent) and whether it allows packs
+/// (flat, or absent). Chosen by specialization: NoView has no value type nor layout.
+template <class T, class V, bool = std::is_same_v<V, NoView>>
+struct OptionalInput {
+  using pack = typename T::template pack_of<V>;
+  static constexpr bool flat = is_flat_v<V>;
+};
+template <class T, class V>
+struct OptionalInput<T, V, true> {
+  using pack = int;
+  static constexpr bool flat = true;
 };
 
 /// BCEWithLogitsLoss: (1 - t) x + c softplus(-x) with c = 1 + (p - 1) t (p the pos_weight, 1 without one), written
@@ -118,7 +132,7 @@ struct BCEWithLogitsElement : OpTypes<XV, TV, Kind> {
   using typename types::value_type;
   using hw = typename types::hardware;
   static constexpr bool has_pos = !std::is_same_v<PV, NoView>;
-  using pos_pack = std::conditional_t<has_pos, typename types::template pack_of<PV>, int>;
+  using pos_pack = typename OptionalInput<types, PV>::pack;
   struct inputs_type : InputPacks<XV, TV, Kind> {
     pos_pack p;
   };
@@ -132,7 +146,7 @@ struct BCEWithLogitsElement : OpTypes<XV, TV, Kind> {
       {"softmargin::bce_with_logits::loss_and_grad::range_reduce",
        "softmargin::bce_with_logits::loss_and_grad::team_scratch",
        "softmargin::bce_with_logits::loss_and_grad::native"}};
-  static constexpr bool packable = is_flat_v<XV> && is_flat_v<TV> && (!has_pos || is_flat_v<PV>);
+  static constexpr bool packable = is_flat_v<XV> && is_flat_v<TV> && OptionalInput<types, PV>::flat;
   static constexpr bool vector_packs = false;
   XV x;
   TV t;
@@ -222,7 +236,7 @@ struct PairwiseElement : OpTypes<AV, BV, Kind> {
   using typename types::value_type;
   using hw = typename types::hardware;
   static constexpr bool has_view = !std::is_same_v<MV, NoView>;
-  using margin_pack = std::conditional_t<has_view, typename types::template pack_of<MV>, int>;
+  using margin_pack = typename OptionalInput<types, MV>::pack;
   struct inputs_type : InputPacks<AV, BV, Kind> {
     margin_pack m;
   };
@@ -235,7 +249,7 @@ struct PairwiseElement : OpTypes<AV, BV, Kind> {
        "softmargin::pairwise::backward::native"},
       {"softmargin::pairwise::loss_and_grad::range_reduce", "softmargin::pairwise::loss_and_grad::team_scratch",
        "softmargin::pairwise::loss_and_grad::native"}};
-  static constexpr bool packable = is_flat_v<AV> && is_flat_v<BV> && (!has_view || is_flat_v<MV>);
+  static constexpr bool packable = is_flat_v<AV> && is_flat_v<BV> && OptionalInput<types, MV>::flat;
   static constexpr bool vector_packs = types::vector_packs;
   AV a;
   BV b;

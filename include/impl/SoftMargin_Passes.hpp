@@ -116,7 +116,7 @@ auto scalar_upstream(const Upstream& g, const Divisor<accum_t<C>>& divisor) {
 }
 
 template <class Exec, class In, class OutView>
-void loss(const Exec& space, const In& in, const OutView& out, const ReduceBy& reduction, Algorithm algorithm) {
+void loss_pass(const Exec& space, const In& in, const OutView& out, const ReduceBy& reduction, Algorithm algorithm) {
   const char* where = In::names.loss;
   check_common(where, in, reduction, algorithm, is_host_space_v<Exec>);
   check_reduced_or_elementwise(where, "out", reduction.reduction(), out, in.first());
@@ -148,7 +148,7 @@ void loss(const Exec& space, const In& in, const OutView& out, const ReduceBy& r
 }
 
 template <class Exec, class In, class Upstream, class G>
-void backward(const Exec& space, const In& in, const Upstream& grad_loss, const G& grad, const ReduceBy& reduction,
+void backward_pass(const Exec& space, const In& in, const Upstream& grad_loss, const G& grad, const ReduceBy& reduction,
               Algorithm algorithm) {
   const char* where = In::names.backward;
   constexpr bool per_element = [] {
@@ -193,7 +193,7 @@ void backward(const Exec& space, const In& in, const Upstream& grad_loss, const 
 }
 
 template <class Exec, class In, class LossView, class G, class Upstream>
-void loss_and_grad(const Exec& space, const In& in, const LossView& loss_out, const G& grad,
+void loss_and_grad_pass(const Exec& space, const In& in, const LossView& loss_out, const G& grad,
                    const ReduceBy& reduction, const Upstream& grad_loss, Algorithm algorithm) {
   const char* where = In::names.loss_and_grad;
   check_common(where, in, reduction, algorithm, is_host_space_v<Exec>);
