@@ -53,9 +53,9 @@ namespace softmargin {
 ///   out has a zero stride; reduction or algorithm is not one of the enumerators.
 template <class ExecSpace, class XView, class YView, class OutView>
 requires(Kokkos::is_execution_space_v<ExecSpace> &&
-         !Impl::is_reduction_arg_v<OutView>) void loss(const ExecSpace& space, const XView& x, const YView& y, const OutView& out,
-                                             ReduceBy reduction = Reduction::Mean,
-                                             Algorithm algorithm = Algorithm::Auto) {
+         !Impl::is_reduction_arg_v<OutView>) void loss(const ExecSpace& space, const XView& x, const YView& y,
+                                                       const OutView& out, ReduceBy reduction = Reduction::Mean,
+                                                       Algorithm algorithm = Algorithm::Auto) {
   if constexpr (Impl::check_input_types<ExecSpace, XView, YView>() &&
                 Impl::check_loss_output_type<ExecSpace, XView, OutView>())
     Impl::loss_pass(space, Impl::SoftMarginInputs<XView, YView>{x, y, {}}, out, reduction, algorithm);
@@ -63,10 +63,10 @@ requires(Kokkos::is_execution_space_v<ExecSpace> &&
 
 /// \brief As loss(space, x, y, out, ...) on a default instance of x's execution space.
 template <class XView, class YView, class OutView>
-requires(Kokkos::is_view_v<XView> && !Impl::is_reduction_arg_v<OutView>) void loss(const XView& x, const YView& y,
-                                                                         const OutView& out,
-                                                                         ReduceBy reduction = Reduction::Mean,
-                                                                         Algorithm algorithm = Algorithm::Auto) {
+requires(Kokkos::is_view_v<XView> &&
+         !Impl::is_reduction_arg_v<OutView>) void loss(const XView& x, const YView& y, const OutView& out,
+                                                       ReduceBy reduction = Reduction::Mean,
+                                                       Algorithm algorithm = Algorithm::Auto) {
   loss(typename XView::execution_space(), x, y, out, reduction, algorithm);
 }
 
@@ -78,15 +78,17 @@ requires(Kokkos::is_view_v<XView> && !Impl::is_reduction_arg_v<OutView>) void lo
 template <class ExecSpace, class XView, class YView>
 requires(Kokkos::is_execution_space_v<ExecSpace>&& Kokkos::is_view_v<XView>)
     Impl::host_result_t<typename XView::non_const_value_type> loss(const ExecSpace& space, const XView& x,
-                                                                   const YView& y,
-                                                                   ReduceBy reduction = Reduction::Mean,
+                                                                   const YView& y, ReduceBy reduction = Reduction::Mean,
                                                                    Algorithm algorithm = Algorithm::Auto) {
   using T = Impl::host_result_t<typename XView::non_const_value_type>;
   if constexpr (Impl::check_input_types<ExecSpace, XView, YView>()) {
     if (reduction.reduction() == Reduction::None)
       throw std::invalid_argument("softmargin::loss: reduction none gives one loss per element; pass an out View");
     return Impl::blocking<T>(
-        space, [&](const auto& out) { Impl::loss_pass(space, Impl::SoftMarginInputs<XView, YView>{x, y, {}}, out, reduction, algorithm); },
+        space,
+        [&](const auto& out) {
+          Impl::loss_pass(space, Impl::SoftMarginInputs<XView, YView>{x, y, {}}, out, reduction, algorithm);
+        },
         "softmargin::loss: blocking result");
   } else {
     return T();
@@ -120,9 +122,9 @@ requires(Kokkos::is_view_v<XView>&& Kokkos::is_view_v<YView>)
 template <class ExecSpace, class XView, class YView, class Upstream, class GradView>
 requires(Kokkos::is_execution_space_v<ExecSpace> &&
          !Impl::is_reduction_arg_v<GradView>) void backward(const ExecSpace& space, const XView& x, const YView& y,
-                                                  const Upstream& grad_loss, const GradView& grad_x,
-                                                  ReduceBy reduction = Reduction::Mean,
-                                                  Algorithm algorithm = Algorithm::Auto) {
+                                                            const Upstream& grad_loss, const GradView& grad_x,
+                                                            ReduceBy reduction = Reduction::Mean,
+                                                            Algorithm algorithm = Algorithm::Auto) {
   if constexpr (Impl::check_input_types<ExecSpace, XView, YView>() &&
                 Impl::check_grad_type<ExecSpace, XView, GradView>() &&
                 Impl::check_upstream_type<ExecSpace, XView, Upstream, true>())
@@ -133,8 +135,9 @@ requires(Kokkos::is_execution_space_v<ExecSpace> &&
 template <class XView, class YView, class Upstream, class GradView>
 requires(Kokkos::is_view_v<XView> &&
          !Impl::is_reduction_arg_v<GradView>) void backward(const XView& x, const YView& y, const Upstream& grad_loss,
-                                                  const GradView& grad_x, ReduceBy reduction = Reduction::Mean,
-                                                  Algorithm algorithm = Algorithm::Auto) {
+                                                            const GradView& grad_x,
+                                                            ReduceBy reduction = Reduction::Mean,
+                                                            Algorithm algorithm = Algorithm::Auto) {
   backward(typename XView::execution_space(), x, y, grad_loss, grad_x, reduction, algorithm);
 }
 
@@ -157,17 +160,18 @@ template <class ExecSpace, class XView, class YView, class LossView, class GradV
           class Upstream = Impl::host_result_t<typename XView::non_const_value_type>>
 requires(Kokkos::is_execution_space_v<ExecSpace>&& Kokkos::is_view_v<LossView> &&
          !Impl::is_reduction_arg_v<GradView>) void loss_and_grad(const ExecSpace& space, const XView& x, const YView& y,
-                                                       const LossView& loss_out, const GradView& grad_x,
-                                                       ReduceBy reduction = Reduction::Mean,
-                                                       const Upstream& grad_loss = Upstream(1),
-                                                       Algorithm algorithm = Algorithm::Auto) {
+                                                                 const LossView& loss_out, const GradView& grad_x,
+                                                                 ReduceBy reduction = Reduction::Mean,
+                                                                 const Upstream& grad_loss = Upstream(1),
+                                                                 Algorithm algorithm = Algorithm::Auto) {
   if constexpr (Impl::check_input_types<ExecSpace, XView, YView>() &&
                 Impl::check_loss_output_type<ExecSpace, XView, LossView>() &&
                 Impl::check_grad_type<ExecSpace, XView, GradView>() &&
                 Impl::check_upstream_type<ExecSpace, XView, Upstream, false>()) {
     static_assert(LossView::rank() == 0, "softmargin::loss_and_grad: loss_out must be a rank-0 View");
     if constexpr (LossView::rank() == 0)
-      Impl::loss_and_grad_pass(space, Impl::SoftMarginInputs<XView, YView>{x, y, {}}, loss_out, grad_x, reduction, grad_loss, algorithm);
+      Impl::loss_and_grad_pass(space, Impl::SoftMarginInputs<XView, YView>{x, y, {}}, loss_out, grad_x, reduction,
+                               grad_loss, algorithm);
   }
 }
 
@@ -196,7 +200,11 @@ requires(Kokkos::is_execution_space_v<ExecSpace>&& Kokkos::is_view_v<XView> && !
                 Impl::check_grad_type<ExecSpace, XView, GradView>() &&
                 Impl::check_upstream_type<ExecSpace, XView, Upstream, false>()) {
     return Impl::blocking<T>(
-        space, [&](const auto& out) { Impl::loss_and_grad_pass(space, Impl::SoftMarginInputs<XView, YView>{x, y, {}}, out, grad_x, reduction, grad_loss, algorithm); },
+        space,
+        [&](const auto& out) {
+          Impl::loss_and_grad_pass(space, Impl::SoftMarginInputs<XView, YView>{x, y, {}}, out, grad_x, reduction,
+                                   grad_loss, algorithm);
+        },
         "softmargin::loss_and_grad: blocking result");
   } else {
     return T();

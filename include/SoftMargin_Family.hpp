@@ -38,8 +38,8 @@ Impl::SoftMarginInputs<XView, YView, WView> soft_margin(const XView& x, const YV
 
 template <class XView, class TView, class WView = Impl::NoView, class PView = Impl::NoView>
 Impl::BCEWithLogitsInputs<XView, TView, WView, PView> bce_with_logits(const XView& x, const TView& target,
-                                                                     const WView& weight = {},
-                                                                     const PView& pos_weight = {}) {
+                                                                      const WView& weight = {},
+                                                                      const PView& pos_weight = {}) {
   return {x, target, weight, pos_weight};
 }
 
@@ -97,8 +97,8 @@ requires(Kokkos::is_execution_space_v<ExecSpace>&& Impl::is_inputs_v<In>&& Kokko
 }
 template <class In, class OutView>
 requires(Impl::is_inputs_v<In>&& Kokkos::is_view_v<OutView>) void loss(const In& in, const OutView& out,
-                                                                         ReduceBy reduction = Reduction::Mean,
-                                                                         Algorithm algorithm = Algorithm::Auto) {
+                                                                       ReduceBy reduction = Reduction::Mean,
+                                                                       Algorithm algorithm = Algorithm::Auto) {
   loss(typename In::first_view::execution_space(), in, out, reduction, algorithm);
 }
 /// Blocking: the reduced loss as a host scalar of the first input's type (float for 16-bit inputs).
@@ -111,7 +111,8 @@ requires(Kokkos::is_execution_space_v<ExecSpace>&& Impl::is_inputs_v<In>) Impl::
       throw std::invalid_argument(std::string(In::names.loss) +
                                   ": reduction none gives one loss per element; pass an out View");
     return Impl::blocking<T>(
-        space, [&](const auto& out) { Impl::loss_pass(space, in, out, reduction, algorithm); }, "softmargin::loss: blocking");
+        space, [&](const auto& out) { Impl::loss_pass(space, in, out, reduction, algorithm); },
+        "softmargin::loss: blocking");
   } else {
     return T();
   }
@@ -139,8 +140,9 @@ requires(Impl::is_inputs_v<In> && !Impl::is_reduction_arg_v<G>) void backward(co
 /// The reduced loss of a family member and its gradient in one pass, as loss_and_grad(space, x, y, loss_out, ...).
 template <class ExecSpace, class In, class LossView, class G, class Upstream = Impl::family_result_t<In>>
 requires(Kokkos::is_execution_space_v<ExecSpace>&& Impl::is_inputs_v<In>&& Kokkos::is_view_v<LossView> &&
-         !Impl::is_reduction_arg_v<G>) void loss_and_grad(const ExecSpace& space, const In& in, const LossView& loss_out,
-                                                          const G& grad, ReduceBy reduction = Reduction::Mean,
+         !Impl::is_reduction_arg_v<G>) void loss_and_grad(const ExecSpace& space, const In& in,
+                                                          const LossView& loss_out, const G& grad,
+                                                          ReduceBy reduction = Reduction::Mean,
                                                           const Upstream& grad_loss = Upstream(1),
                                                           Algorithm algorithm = Algorithm::Auto) {
   using X = typename In::first_view;
@@ -148,23 +150,25 @@ requires(Kokkos::is_execution_space_v<ExecSpace>&& Impl::is_inputs_v<In>&& Kokko
                 Impl::check_grads_type<ExecSpace, In, G>() &&
                 Impl::check_upstream_type<ExecSpace, X, Upstream, false>()) {
     static_assert(LossView::rank() == 0, "softmargin::loss_and_grad: loss_out must be a rank-0 View");
-    if constexpr (LossView::rank() == 0) Impl::loss_and_grad_pass(space, in, loss_out, grad, reduction, grad_loss, algorithm);
+    if constexpr (LossView::rank() == 0)
+      Impl::loss_and_grad_pass(space, in, loss_out, grad, reduction, grad_loss, algorithm);
   }
 }
 /// Blocking fused pass: writes the gradient and returns the reduced loss as a host scalar.
 template <class ExecSpace, class In, class G, class Upstream = Impl::family_result_t<In>>
 requires(Kokkos::is_execution_space_v<ExecSpace>&& Impl::is_inputs_v<In> &&
          !Impl::is_reduction_arg_v<G>) Impl::family_result_t<In> loss_and_grad(const ExecSpace& space, const In& in,
-                                                                              const G& grad,
-                                                                              ReduceBy reduction = Reduction::Mean,
-                                                                              const Upstream& grad_loss = Upstream(1),
-                                                                              Algorithm algorithm = Algorithm::Auto) {
+                                                                               const G& grad,
+                                                                               ReduceBy reduction = Reduction::Mean,
+                                                                               const Upstream& grad_loss = Upstream(1),
+                                                                               Algorithm algorithm = Algorithm::Auto) {
   using T = Impl::family_result_t<In>;
   using X = typename In::first_view;
   if constexpr (In::template check_types<ExecSpace>() && Impl::check_grads_type<ExecSpace, In, G>() &&
                 Impl::check_upstream_type<ExecSpace, X, Upstream, false>()) {
     return Impl::blocking<T>(
-        space, [&](const auto& out) { Impl::loss_and_grad_pass(space, in, out, grad, reduction, grad_loss, algorithm); },
+        space,
+        [&](const auto& out) { Impl::loss_and_grad_pass(space, in, out, grad, reduction, grad_loss, algorithm); },
         "softmargin::loss_and_grad: blocking");
   } else {
     return T();

@@ -212,8 +212,7 @@ TEST(TEST_CATEGORY, soft_margin_with_weights_against_fp64) {
     const float fused = loss_and_grad(FExec(), soft_margin(x, y, w), g, Reduction::Sum, 1.0f, a);
     EXPECT_NEAR(fused, ref, 1e-6 * ref);
     const auto d = host_values(g);
-    for (std::size_t i = 0; i < n; ++i)
-      ASSERT_NEAR(d[i], ws[i] * ref_grad(xs[i], ys[i]), 4e-7 * ws[i]) << i;
+    for (std::size_t i = 0; i < n; ++i) ASSERT_NEAR(d[i], ws[i] * ref_grad(xs[i], ys[i]), 4e-7 * ws[i]) << i;
     loss(FExec(), soft_margin(x, y, w), out, Reduction::None, a);
     const auto l = host_values(out);
     for (std::size_t i = 0; i < n; ++i)
@@ -327,9 +326,12 @@ TEST(TEST_CATEGORY, family_strided_and_broadcast_inputs) {
   std::vector<double> xs, ts;
   bce_inputs(seed, n, TargetKind::Soft, xs, ts);
   Kokkos::View<float**, FMem> wide("wide", rows, 2 * cols), wide_t("wide_t", rows, 2 * cols);
-  Kokkos::View<float**, Kokkos::LayoutStride, FMem> xs_v = Kokkos::subview(wide, Kokkos::ALL, std::make_pair(cols, 2 * cols));
-  Kokkos::View<float**, Kokkos::LayoutStride, FMem> ts_v = Kokkos::subview(wide_t, Kokkos::ALL, std::make_pair(cols, 2 * cols));
-  View2<float> x("x", rows, cols), t("t", rows, cols), w_full("w", rows, cols), g1("g1", rows, cols), g2("g2", rows, cols);
+  Kokkos::View<float**, Kokkos::LayoutStride, FMem> xs_v =
+      Kokkos::subview(wide, Kokkos::ALL, std::make_pair(cols, 2 * cols));
+  Kokkos::View<float**, Kokkos::LayoutStride, FMem> ts_v =
+      Kokkos::subview(wide_t, Kokkos::ALL, std::make_pair(cols, 2 * cols));
+  View2<float> x("x", rows, cols), t("t", rows, cols), w_full("w", rows, cols), g1("g1", rows, cols),
+      g2("g2", rows, cols);
   set_values(x, xs);
   set_values(t, ts);
   Kokkos::deep_copy(xs_v, x);
@@ -361,8 +363,10 @@ TEST(TEST_CATEGORY, family_errors_name_the_argument) {
                           "pos_weight.extent(1) = 5");
   expect_invalid_argument([&] { backward(space, pairwise(x, t), 1.0f, grads(g, g)); }, "grad_b overlaps");
   Kokkos::View<float*, FMem> wide("wide", 40);
-  Kokkos::View<float**, FMem, Kokkos::MemoryTraits<Kokkos::Unmanaged>> a(wide.data(), 4, 6), shifted(wide.data() + 3, 4, 6);
-  expect_invalid_argument([&] { backward(space, pairwise(a, t), 1.0f, grads(g, shifted)); }, "overlaps the memory of a");
+  Kokkos::View<float**, FMem, Kokkos::MemoryTraits<Kokkos::Unmanaged>> a(wide.data(), 4, 6),
+      shifted(wide.data() + 3, 4, 6);
+  expect_invalid_argument([&] { backward(space, pairwise(a, t), 1.0f, grads(g, shifted)); },
+                          "overlaps the memory of a");
   expect_invalid_argument([&] { (void)loss(space, bce_with_logits(x, t), Reduction::None); }, "reduction none");
   expect_invalid_argument([&] { loss(space, bce_with_logits(x, t), g, Reduction::Sum); }, "rank-0");
   // Nothing was written by a refused call.

@@ -98,7 +98,8 @@ struct SoftMarginElement : OpTypes<XV, YV, Kind> {
       hw::template loss_and_grad_pack<Fast>(xc.v, yc.v, l.v, d.v);
     else
       for (int k = 0; k < pack_type::width; ++k)
-        l.v[k] = Fast ? hw::loss_and_dloss_dx_fast(xc.v[k], yc.v[k], d.v[k]) : loss_and_dloss_dx(xc.v[k], yc.v[k], d.v[k]);
+        l.v[k] =
+            Fast ? hw::loss_and_dloss_dx_fast(xc.v[k], yc.v[k], d.v[k]) : loss_and_dloss_dx(xc.v[k], yc.v[k], d.v[k]);
   }
 };
 

@@ -55,9 +55,11 @@ constexpr bool check_optional_type(const char* /*name*/) {
       constexpr bool rank = V::rank() == First::rank();
       constexpr bool type = std::is_same_v<storage_t<value_t<V>>, storage_t<value_t<First>>>;
       constexpr bool access = Kokkos::SpaceAccessibility<Exec, typename V::memory_space>::accessible;
-      static_assert(rank, "softmargin: a weight, pos_weight or margin View must have x's rank (broadcast by strides of 0)");
+      static_assert(rank,
+                    "softmargin: a weight, pos_weight or margin View must have x's rank (broadcast by strides of 0)");
       static_assert(type, "softmargin: a weight, pos_weight or margin View must hold x's value type");
-      static_assert(access, "softmargin: a weight, pos_weight or margin View is not accessible from the execution space");
+      static_assert(access,
+                    "softmargin: a weight, pos_weight or margin View is not accessible from the execution space");
       return rank && type && access;
     }
     return false;

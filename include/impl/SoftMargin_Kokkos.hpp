@@ -161,8 +161,8 @@ struct TeamSumFunctor {
     for (int t = r; t < team.league_size(); t += ts) total += Kokkos::atomic_load(&partials(t));
     total = team_tree_sum(team, s, total);
     if (r == 0) {
-      result() =
-          Hardware<typename RV::execution_space>::template round_to<typename RV::non_const_value_type>(total / divisor.get());
+      result() = Hardware<typename RV::execution_space>::template round_to<typename RV::non_const_value_type>(
+          total / divisor.get());
       ticket() = 0u;  // ready for the next launch on this workspace
     }
   }

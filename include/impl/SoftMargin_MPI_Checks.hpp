@@ -30,7 +30,8 @@ void check_inputs(const char* where, const ReduceBy& reduction, Algorithm algori
   check_global_reduction(where, reduction.reduction());
   softmargin::Impl::check_inputs(where, reduction.reduction(), algorithm, x, y);
   if (reduction.has_count() && reduction.count_data() != nullptr)
-    throw std::invalid_argument(std::string(where) + ": mean_over takes a host count in the MPI layer (the global "
+    throw std::invalid_argument(std::string(where) +
+                                ": mean_over takes a host count in the MPI layer (the global "
                                 "element count is the default divisor of Reduction::Mean)");
   softmargin::Impl::check_count(where, reduction, true);
 }

@@ -120,8 +120,7 @@ void backward(const Communicator& c, const ExecSpace& space, const XView& x, con
   if (x.size() == 0) return;
   const double divisor = global_divisor(reduction, counts[0]);
   if constexpr (Kokkos::is_view_v<Upstream>) {
-    if (divisor == 1.0)
-      return softmargin::backward(space, x, y, grad_loss, grad_x, Reduction::Sum, algorithm);
+    if (divisor == 1.0) return softmargin::backward(space, x, y, grad_loss, grad_x, Reduction::Sum, algorithm);
   }
   softmargin::backward(space, x, y, scaled_upstream(space, grad_loss, divisor, scratch), grad_x, Reduction::Sum,
                        algorithm);
@@ -131,8 +130,8 @@ void backward(const Communicator& c, const ExecSpace& space, const XView& x, con
 /// The global loss into loss_out and this rank's gradient into grad_x; result_view as in loss.
 template <class ExecSpace, class XView, class YView, class LossView, class GradView, class Upstream>
 void loss_and_grad(const Communicator& c, const ExecSpace& space, const XView& x, const YView& y,
-                   const LossView& loss_out, const GradView& grad_x, const ReduceBy& reduction, const Upstream& grad_loss,
-                   Algorithm algorithm, bool result_view) {
+                   const LossView& loss_out, const GradView& grad_x, const ReduceBy& reduction,
+                   const Upstream& grad_loss, Algorithm algorithm, bool result_view) {
   constexpr const char* where = "softmargin::mpi::loss_and_grad";
   const MPI_Comm comm = c.comm;
   check_comm(where, comm);
@@ -164,8 +163,7 @@ void loss_and_grad(const Communicator& c, const ExecSpace& space, const XView& x
           return softmargin::loss_and_grad(space, x, y, partial, grad_x, Reduction::Sum, grad_loss, algorithm);
       }
       softmargin::loss_and_grad(space, x, y, partial, grad_x, Reduction::Sum,
-                                scaled_upstream(space, grad_loss, divisor, scratch),
-                                algorithm);
+                                scaled_upstream(space, grad_loss, divisor, scratch), algorithm);
     });
   };
   if constexpr (reachable_v<ExecSpace, LossView>) {

@@ -8,7 +8,6 @@
 #include <type_traits>
 
 #include "../SoftMargin_Types.hpp"
-
 #include "SoftMargin_Hardware.hpp"
 #include "SoftMargin_Packs.hpp"
 #include "SoftMargin_Values.hpp"

@@ -35,7 +35,8 @@ inline void check_count(const char* where, const ReduceBy& r, const bool host_ex
   if (!r.has_count()) return;
   if (r.count_data() == nullptr) {
     if (!(r.count() > 0) || !std::isfinite(r.count()))
-      throw std::invalid_argument(std::string(where) + ": mean_over's count must be a positive finite number, but it is " +
+      throw std::invalid_argument(std::string(where) +
+                                  ": mean_over's count must be a positive finite number, but it is " +
                                   std::to_string(r.count()));
   } else if (host_exec ? !r.count_host_accessible() : !r.count_device_accessible()) {
     throw std::invalid_argument(std::string(where) +
@@ -149,7 +150,7 @@ void loss_pass(const Exec& space, const In& in, const OutView& out, const Reduce
 
 template <class Exec, class In, class Upstream, class G>
 void backward_pass(const Exec& space, const In& in, const Upstream& grad_loss, const G& grad, const ReduceBy& reduction,
-              Algorithm algorithm) {
+                   Algorithm algorithm) {
   const char* where = In::names.backward;
   constexpr bool per_element = [] {
     if constexpr (Kokkos::is_view_v<Upstream>)
@@ -194,7 +195,7 @@ void backward_pass(const Exec& space, const In& in, const Upstream& grad_loss, c
 
 template <class Exec, class In, class LossView, class G, class Upstream>
 void loss_and_grad_pass(const Exec& space, const In& in, const LossView& loss_out, const G& grad,
-                   const ReduceBy& reduction, const Upstream& grad_loss, Algorithm algorithm) {
+                        const ReduceBy& reduction, const Upstream& grad_loss, Algorithm algorithm) {
   const char* where = In::names.loss_and_grad;
   check_common(where, in, reduction, algorithm, is_host_space_v<Exec>);
   if (reduction.reduction() == Reduction::None)
