@@ -2,6 +2,7 @@
 // int8 and bool targets, weights, a broadcast pos_weight), SoftMarginLoss with weights, the pairwise margin loss with
 // its two gradients, and a caller's count (mean_over, host and device), against fp64 references on fresh random
 // inputs, every algorithm, contiguous and strided layouts, odd sizes and special values.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -376,24 +377,51 @@ TEST(TEST_CATEGORY, family_errors_name_the_argument) {
 }
 
 TEST(TEST_CATEGORY, family_sixteen_bit_inputs) {
-  // bf16 and fp16 logits with int8 and 16-bit targets: reduced in float, against fp64 from the rounded inputs.
+  // bf16 and fp16 logits with int8 targets and 16-bit weights, and 16-bit pairwise scores: reduced in float, against
+  // fp64 from the rounded inputs; 16-bit gradients within their rounding.
   const auto seed = fresh_seed();
   SCOPED_TRACE(seed);
   const std::size_t rows = 7, cols = 301, n = rows * cols;
-  std::vector<double> xs, ts;
+  std::vector<double> xs, ts, ws(n);
   bce_inputs(seed, n, TargetKind::Int8, xs, ts);
-  for (auto& v : xs) v = static_cast<float>(bf16(static_cast<float>(v)));
-  View2<bf16> x("x", rows, cols), g("g", rows, cols);
-  View2<std::int8_t> t("t", rows, cols);
-  set_values(x, xs);
-  set_values(t, ts);
-  double ref = 0;
-  std::vector<double> d(n);
-  for (std::size_t i = 0; i < n; ++i) ref += ref_bce(xs[i], ts[i], 1.0, d[i]);
-  const float got = loss_and_grad(FExec(), bce_with_logits(x, t), g, Reduction::Sum);
-  EXPECT_NEAR(got, ref, 2e-6 * ref);
-  const auto gd = host_values(g);
-  for (std::size_t i = 0; i < n; ++i) ASSERT_NEAR(gd[i], d[i], std::abs(d[i]) * 0x1p-8 + 1e-30) << i;
+  std::mt19937_64 gen(seed);
+  std::uniform_real_distribution<double> uw(0.0, 2.0);
+  const auto check = [&](auto zero) {
+    using T = decltype(zero);
+    for (auto& v : xs) v = static_cast<float>(T(static_cast<float>(std::clamp(v, -1000.0, 1000.0))));
+    for (auto& v : ws) v = static_cast<float>(T(static_cast<float>(uw(gen))));
+    View2<T> x("x", rows, cols), g("g", rows, cols), w("w", rows, cols), b("b", rows, cols), gb("gb", rows, cols);
+    View2<std::int8_t> t("t", rows, cols);
+    set_values(x, xs);
+    set_values(t, ts);
+    set_values(w, ws);
+    double ref = 0;
+    std::vector<double> d(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      ref += ws[i] * ref_bce(xs[i], ts[i], 1.0, d[i]);
+      d[i] *= ws[i];
+    }
+    const float got = loss_and_grad(FExec(), bce_with_logits(x, t, w), g, Reduction::Sum);
+    EXPECT_NEAR(got, ref, 2e-6 * ref);
+    const double unit = std::is_same_v<T, bf16> ? 0x1p-8 : 0x1p-11;
+    auto gd = host_values(g);
+    for (std::size_t i = 0; i < n; ++i) ASSERT_NEAR(gd[i], d[i], std::abs(d[i]) * unit + 1e-7) << i;
+    // Pairwise on the same values: a = x, b = w, margin 0.
+    set_values(b, ws);
+    double pref = 0;
+    for (std::size_t i = 0; i < n; ++i) pref += ref_loss(static_cast<float>(xs[i] - ws[i]), 1.0f);
+    const float pl = loss_and_grad(FExec(), pairwise(x, b), grads(g, gb), Reduction::Sum);
+    EXPECT_NEAR(pl, pref, 1e-5 * pref);
+    gd = host_values(g);
+    const auto gbd = host_values(gb);
+    for (std::size_t i = 0; i < n; ++i) {
+      const double rd = ref_grad(static_cast<float>(xs[i] - ws[i]), 1.0);
+      ASSERT_NEAR(gd[i], rd, std::abs(rd) * unit + 1e-7) << i;
+      ASSERT_EQ(gbd[i], -gd[i]) << i;
+    }
+  };
+  check(bf16(0.0f));
+  check(fp16(0.0f));
 }
 
 }  // namespace softmargin::test
