@@ -154,8 +154,8 @@ class BCEWithLogitsLossBackward : public torch::autograd::Function<BCEWithLogits
                             const c10::optional<at::Tensor>& pos_weight, std::int64_t reduction, bool fuse) {
     at::AutoDispatchBelowADInplaceOrView below_autograd;
     ctx->saved_data["reduction"] = reduction;
-    ctx->save_for_backward({input, target, present(weight) ? *weight : at::Tensor(),
-                            present(pos_weight) ? *pos_weight : at::Tensor()});
+    ctx->save_for_backward(
+        {input, target, present(weight) ? *weight : at::Tensor(), present(pos_weight) ? *pos_weight : at::Tensor()});
     if (reduction == kReductionNone || !fuse)
       return bce_op().redispatch(below, input, target, weight, pos_weight, reduction);
     auto [loss, grad] = bce_loss_and_grad_op().redispatch(below, input, target, weight, pos_weight, reduction);
@@ -170,8 +170,7 @@ class BCEWithLogitsLossBackward : public torch::autograd::Function<BCEWithLogits
     const at::Tensor& g = grads[0];
     // needs_input_grad counts the forward's tensors that are present: input 0, target 1, then weight, pos_weight.
     const bool has_w = saved[2].defined();
-    std::array<bool, 4> want{ctx->needs_input_grad(0), ctx->needs_input_grad(1),
-                             has_w && ctx->needs_input_grad(2),
+    std::array<bool, 4> want{ctx->needs_input_grad(0), ctx->needs_input_grad(1), has_w && ctx->needs_input_grad(2),
                              saved[3].defined() && ctx->needs_input_grad(has_w ? 3 : 2)};
     const bool composite_input = want[0] && at::GradMode::is_enabled();
     at::Tensor grad_input;
@@ -197,8 +196,7 @@ at::Tensor bce_autograd(c10::DispatchKeySet keys, const at::Tensor& input, const
   const c10::DispatchKeySet below = keys & c10::after_autograd_keyset;
   if (at::GradMode::is_enabled() &&
       (input.requires_grad() || target.requires_grad() || requires_grad(weight) || requires_grad(pos_weight)))
-    return BCEWithLogitsLossBackward::apply(below, input, target, weight, pos_weight, reduction,
-                                            input.requires_grad());
+    return BCEWithLogitsLossBackward::apply(below, input, target, weight, pos_weight, reduction, input.requires_grad());
   at::AutoDispatchBelowADInplaceOrView below_autograd;
   return bce_op().redispatch(below, input, target, weight, pos_weight, reduction);
 }

@@ -134,8 +134,7 @@ at::Tensor bce_cuda(const at::Tensor& input, const at::Tensor& target, const c10
 at::Tensor bce_backward_cuda(const at::Tensor& grad_output, const at::Tensor& input, const at::Tensor& target,
                              const c10::optional<at::Tensor>& weight, const c10::optional<at::Tensor>& pos_weight,
                              std::int64_t reduction) {
-  const auto args =
-      check_bce_args(kBCE.backward, input, target, weight, pos_weight, reduction, c10::DeviceType::CUDA);
+  const auto args = check_bce_args(kBCE.backward, input, target, weight, pos_weight, reduction, c10::DeviceType::CUDA);
   const auto g = check_upstream(kBCE.backward, grad_output, args);
   const c10::cuda::CUDAGuard guard(args.x.device());
   const StreamSpace s(args.x.device());

@@ -127,12 +127,15 @@ TORCH_LIBRARY(softmargin, m) {
   // The library's process-wide launch settings of its CUDA kernels (softmargin::LaunchOptions), for measurements.
   m.def("set_launch_options(bool programmatic_dependent_launch=True, int blocks_per_sm=0) -> ()",
         &softmargin::torch_ops::set_launch_options);
-  m.def("bce_with_logits(Tensor input, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=1) "
-        "-> Tensor");
-  m.def("bce_with_logits_backward(Tensor grad_output, Tensor input, Tensor target, Tensor? weight=None, "
-        "Tensor? pos_weight=None, int reduction=1) -> Tensor");
-  m.def("bce_with_logits_loss_and_grad(Tensor input, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, "
-        "int reduction=1) -> (Tensor, Tensor)");
+  m.def(
+      "bce_with_logits(Tensor input, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=1) "
+      "-> Tensor");
+  m.def(
+      "bce_with_logits_backward(Tensor grad_output, Tensor input, Tensor target, Tensor? weight=None, "
+      "Tensor? pos_weight=None, int reduction=1) -> Tensor");
+  m.def(
+      "bce_with_logits_loss_and_grad(Tensor input, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, "
+      "int reduction=1) -> (Tensor, Tensor)");
 }
 
 TORCH_LIBRARY_IMPL(softmargin, CPU, m) {
