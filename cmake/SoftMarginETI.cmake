@@ -14,7 +14,8 @@ set(_sm_eti_type_fp16 softmargin::fp16)
 set(_sm_eti_type_int8 std::int8_t)
 set(_sm_eti_type_bool bool)
 
-# Instantiation lines (each ending in ';') of one backend E, x type T, target type Y, compute type C; results land in
+# Instantiation lines (each ending in ';') of SoftMarginLoss's passes (the other members of the family compile in the
+# caller) of one backend E, x type T, target type Y, compute type C; results land in
 # each of MEMS.
 function(_sm_eti_lines out E T Y C MEMS)
   set(_lines "")
@@ -24,14 +25,16 @@ function(_sm_eti_lines out E T Y C MEMS)
     string(REPLACE "@V@" "${T}" OUT_T "softmargin::Impl::${_form}")
     set(_up "softmargin::Impl::ScalarView<const ${C}, ${E}, ${E}::memory_space>")
     set(_ns "softmargin::Impl")
+    set(_el "${_ns}::SoftMarginElement<${IN_T}, ${IN_Y}, ${_ns}::OpKind::")
+    set(_sink "${_ns}::GradSink<${OUT_T}>")
     foreach(_mem IN LISTS MEMS)
       set(_res "${_ns}::ScalarView<${C}, ${E}, ${_mem}>")
-      list(APPEND _lines "template struct ${_ns}::Reduce<${E}, ${_ns}::LossOp<${IN_T}, ${IN_Y}>, ${_res}>"
-           "template struct ${_ns}::Reduce<${E}, ${_ns}::LossGradOp<${IN_T}, ${IN_Y}, ${OUT_T}, ${_up}>, ${_res}>")
+      list(APPEND _lines "template struct ${_ns}::Reduce<${E}, ${_ns}::LossOp<${_el}Reduce>>, ${_res}>"
+           "template struct ${_ns}::Reduce<${E}, ${_ns}::LossGradOp<${_el}Fused>, ${_sink}, ${_up}>, ${_res}>")
     endforeach()
-    list(APPEND _lines "template struct ${_ns}::Map<${E}, ${_ns}::LossNoneOp<${IN_T}, ${IN_Y}, ${OUT_T}>>"
-         "template struct ${_ns}::Map<${E}, ${_ns}::GradOp<${IN_T}, ${IN_Y}, ${OUT_T}, ${_up}>>"
-         "template struct ${_ns}::Map<${E}, ${_ns}::GradOp<${IN_T}, ${IN_Y}, ${OUT_T}, ${IN_T}>>")
+    list(APPEND _lines "template struct ${_ns}::Map<${E}, ${_ns}::LossNoneOp<${_el}Map>, ${OUT_T}>>"
+         "template struct ${_ns}::Map<${E}, ${_ns}::GradOp<${_el}Map>, ${_sink}, ${_up}>>"
+         "template struct ${_ns}::Map<${E}, ${_ns}::GradOp<${_el}Map>, ${_sink}, ${IN_T}>>")
   endforeach()
   set(${out} "${_lines}" PARENT_SCOPE)
 endfunction()

@@ -18,6 +18,7 @@
 #include "SoftMargin_Types.hpp"
 #include "impl/SoftMargin_Checks.hpp"
 #include "impl/SoftMargin_Dispatch.hpp"
+#include "impl/SoftMargin_Passes.hpp"
 #include "impl/SoftMargin_Rooms.hpp"
 
 // Generated (cmake/SoftMarginETI.cmake): the instantiations the library holds, declared extern.
@@ -52,20 +53,20 @@ namespace softmargin {
 ///   out has a zero stride; reduction or algorithm is not one of the enumerators.
 template <class ExecSpace, class XView, class YView, class OutView>
 requires(Kokkos::is_execution_space_v<ExecSpace> &&
-         !std::is_enum_v<OutView>) void loss(const ExecSpace& space, const XView& x, const YView& y, const OutView& out,
-                                             Reduction reduction = Reduction::Mean,
-                                             Algorithm algorithm = Algorithm::Auto) {
+         !Impl::is_reduction_arg_v<OutView>) void loss(const ExecSpace& space, const XView& x, const YView& y,
+                                                       const OutView& out, ReduceBy reduction = Reduction::Mean,
+                                                       Algorithm algorithm = Algorithm::Auto) {
   if constexpr (Impl::check_input_types<ExecSpace, XView, YView>() &&
                 Impl::check_loss_output_type<ExecSpace, XView, OutView>())
-    Impl::loss(space, x, y, out, reduction, algorithm);
+    Impl::loss_pass(space, Impl::SoftMarginInputs<XView, YView>{x, y, {}}, out, reduction, algorithm);
 }
 
 /// \brief As loss(space, x, y, out, ...) on a default instance of x's execution space.
 template <class XView, class YView, class OutView>
-requires(Kokkos::is_view_v<XView> && !std::is_enum_v<OutView>) void loss(const XView& x, const YView& y,
-                                                                         const OutView& out,
-                                                                         Reduction reduction = Reduction::Mean,
-                                                                         Algorithm algorithm = Algorithm::Auto) {
+requires(Kokkos::is_view_v<XView> &&
+         !Impl::is_reduction_arg_v<OutView>) void loss(const XView& x, const YView& y, const OutView& out,
+                                                       ReduceBy reduction = Reduction::Mean,
+                                                       Algorithm algorithm = Algorithm::Auto) {
   loss(typename XView::execution_space(), x, y, out, reduction, algorithm);
 }
 
@@ -77,15 +78,17 @@ requires(Kokkos::is_view_v<XView> && !std::is_enum_v<OutView>) void loss(const X
 template <class ExecSpace, class XView, class YView>
 requires(Kokkos::is_execution_space_v<ExecSpace>&& Kokkos::is_view_v<XView>)
     Impl::host_result_t<typename XView::non_const_value_type> loss(const ExecSpace& space, const XView& x,
-                                                                   const YView& y,
-                                                                   Reduction reduction = Reduction::Mean,
+                                                                   const YView& y, ReduceBy reduction = Reduction::Mean,
                                                                    Algorithm algorithm = Algorithm::Auto) {
   using T = Impl::host_result_t<typename XView::non_const_value_type>;
   if constexpr (Impl::check_input_types<ExecSpace, XView, YView>()) {
-    if (reduction == Reduction::None)
+    if (reduction.reduction() == Reduction::None)
       throw std::invalid_argument("softmargin::loss: reduction none gives one loss per element; pass an out View");
     return Impl::blocking<T>(
-        space, [&](const auto& out) { Impl::loss(space, x, y, out, reduction, algorithm); },
+        space,
+        [&](const auto& out) {
+          Impl::loss_pass(space, Impl::SoftMarginInputs<XView, YView>{x, y, {}}, out, reduction, algorithm);
+        },
         "softmargin::loss: blocking result");
   } else {
     return T();
@@ -96,7 +99,7 @@ requires(Kokkos::is_execution_space_v<ExecSpace>&& Kokkos::is_view_v<XView>)
 template <class XView, class YView>
 requires(Kokkos::is_view_v<XView>&& Kokkos::is_view_v<YView>)
     Impl::host_result_t<typename XView::non_const_value_type> loss(const XView& x, const YView& y,
-                                                                   Reduction reduction = Reduction::Mean,
+                                                                   ReduceBy reduction = Reduction::Mean,
                                                                    Algorithm algorithm = Algorithm::Auto) {
   return loss(typename XView::execution_space(), x, y, reduction, algorithm);
 }
@@ -118,22 +121,23 @@ requires(Kokkos::is_view_v<XView>&& Kokkos::is_view_v<YView>)
 /// \throws std::invalid_argument, before anything is launched or written: as loss(), for grad_x and grad_loss.
 template <class ExecSpace, class XView, class YView, class Upstream, class GradView>
 requires(Kokkos::is_execution_space_v<ExecSpace> &&
-         !std::is_enum_v<GradView>) void backward(const ExecSpace& space, const XView& x, const YView& y,
-                                                  const Upstream& grad_loss, const GradView& grad_x,
-                                                  Reduction reduction = Reduction::Mean,
-                                                  Algorithm algorithm = Algorithm::Auto) {
+         !Impl::is_reduction_arg_v<GradView>) void backward(const ExecSpace& space, const XView& x, const YView& y,
+                                                            const Upstream& grad_loss, const GradView& grad_x,
+                                                            ReduceBy reduction = Reduction::Mean,
+                                                            Algorithm algorithm = Algorithm::Auto) {
   if constexpr (Impl::check_input_types<ExecSpace, XView, YView>() &&
                 Impl::check_grad_type<ExecSpace, XView, GradView>() &&
                 Impl::check_upstream_type<ExecSpace, XView, Upstream, true>())
-    Impl::backward(space, x, y, grad_loss, grad_x, reduction, algorithm);
+    Impl::backward_pass(space, Impl::SoftMarginInputs<XView, YView>{x, y, {}}, grad_loss, grad_x, reduction, algorithm);
 }
 
 /// \brief As backward(space, ...) on a default instance of x's execution space.
 template <class XView, class YView, class Upstream, class GradView>
 requires(Kokkos::is_view_v<XView> &&
-         !std::is_enum_v<GradView>) void backward(const XView& x, const YView& y, const Upstream& grad_loss,
-                                                  const GradView& grad_x, Reduction reduction = Reduction::Mean,
-                                                  Algorithm algorithm = Algorithm::Auto) {
+         !Impl::is_reduction_arg_v<GradView>) void backward(const XView& x, const YView& y, const Upstream& grad_loss,
+                                                            const GradView& grad_x,
+                                                            ReduceBy reduction = Reduction::Mean,
+                                                            Algorithm algorithm = Algorithm::Auto) {
   backward(typename XView::execution_space(), x, y, grad_loss, grad_x, reduction, algorithm);
 }
 
@@ -155,18 +159,19 @@ requires(Kokkos::is_view_v<XView> &&
 template <class ExecSpace, class XView, class YView, class LossView, class GradView,
           class Upstream = Impl::host_result_t<typename XView::non_const_value_type>>
 requires(Kokkos::is_execution_space_v<ExecSpace>&& Kokkos::is_view_v<LossView> &&
-         !std::is_enum_v<GradView>) void loss_and_grad(const ExecSpace& space, const XView& x, const YView& y,
-                                                       const LossView& loss_out, const GradView& grad_x,
-                                                       Reduction reduction = Reduction::Mean,
-                                                       const Upstream& grad_loss = Upstream(1),
-                                                       Algorithm algorithm = Algorithm::Auto) {
+         !Impl::is_reduction_arg_v<GradView>) void loss_and_grad(const ExecSpace& space, const XView& x, const YView& y,
+                                                                 const LossView& loss_out, const GradView& grad_x,
+                                                                 ReduceBy reduction = Reduction::Mean,
+                                                                 const Upstream& grad_loss = Upstream(1),
+                                                                 Algorithm algorithm = Algorithm::Auto) {
   if constexpr (Impl::check_input_types<ExecSpace, XView, YView>() &&
                 Impl::check_loss_output_type<ExecSpace, XView, LossView>() &&
                 Impl::check_grad_type<ExecSpace, XView, GradView>() &&
                 Impl::check_upstream_type<ExecSpace, XView, Upstream, false>()) {
     static_assert(LossView::rank() == 0, "softmargin::loss_and_grad: loss_out must be a rank-0 View");
     if constexpr (LossView::rank() == 0)
-      Impl::loss_and_grad(space, x, y, loss_out, grad_x, reduction, grad_loss, algorithm);
+      Impl::loss_and_grad_pass(space, Impl::SoftMarginInputs<XView, YView>{x, y, {}}, loss_out, grad_x, reduction,
+                               grad_loss, algorithm);
   }
 }
 
@@ -175,7 +180,7 @@ template <class XView, class YView, class LossView, class GradView,
           class Upstream = Impl::host_result_t<typename XView::non_const_value_type>>
 requires(Kokkos::is_view_v<XView>&& Kokkos::is_view_v<LossView>&& Kokkos::is_view_v<GradView>) void loss_and_grad(
     const XView& x, const YView& y, const LossView& loss_out, const GradView& grad_x,
-    Reduction reduction = Reduction::Mean, const Upstream& grad_loss = Upstream(1),
+    ReduceBy reduction = Reduction::Mean, const Upstream& grad_loss = Upstream(1),
     Algorithm algorithm = Algorithm::Auto) {
   loss_and_grad(typename XView::execution_space(), x, y, loss_out, grad_x, reduction, grad_loss, algorithm);
 }
@@ -184,10 +189,10 @@ requires(Kokkos::is_view_v<XView>&& Kokkos::is_view_v<LossView>&& Kokkos::is_vie
 /// 16-bit x).
 template <class ExecSpace, class XView, class YView, class GradView,
           class Upstream = Impl::host_result_t<typename XView::non_const_value_type>>
-requires(Kokkos::is_execution_space_v<ExecSpace>&& Kokkos::is_view_v<XView> && !std::is_enum_v<GradView>)
+requires(Kokkos::is_execution_space_v<ExecSpace>&& Kokkos::is_view_v<XView> && !Impl::is_reduction_arg_v<GradView>)
     Impl::host_result_t<typename XView::non_const_value_type> loss_and_grad(const ExecSpace& space, const XView& x,
                                                                             const YView& y, const GradView& grad_x,
-                                                                            Reduction reduction = Reduction::Mean,
+                                                                            ReduceBy reduction = Reduction::Mean,
                                                                             const Upstream& grad_loss = Upstream(1),
                                                                             Algorithm algorithm = Algorithm::Auto) {
   using T = Impl::host_result_t<typename XView::non_const_value_type>;
@@ -195,7 +200,11 @@ requires(Kokkos::is_execution_space_v<ExecSpace>&& Kokkos::is_view_v<XView> && !
                 Impl::check_grad_type<ExecSpace, XView, GradView>() &&
                 Impl::check_upstream_type<ExecSpace, XView, Upstream, false>()) {
     return Impl::blocking<T>(
-        space, [&](const auto& out) { Impl::loss_and_grad(space, x, y, out, grad_x, reduction, grad_loss, algorithm); },
+        space,
+        [&](const auto& out) {
+          Impl::loss_and_grad_pass(space, Impl::SoftMarginInputs<XView, YView>{x, y, {}}, out, grad_x, reduction,
+                                   grad_loss, algorithm);
+        },
         "softmargin::loss_and_grad: blocking result");
   } else {
     return T();
@@ -203,5 +212,7 @@ requires(Kokkos::is_execution_space_v<ExecSpace>&& Kokkos::is_view_v<XView> && !
 }
 
 }  // namespace softmargin
+
+#include "SoftMargin_Family.hpp"  // the rest of the family on the same passes
 
 #endif

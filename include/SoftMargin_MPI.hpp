@@ -50,7 +50,7 @@ requires(Kokkos::is_execution_space_v<ExecSpace>) Transport transport(const Exec
 template <class ExecSpace, class XView, class YView, class ResultView>
 requires(Kokkos::is_execution_space_v<ExecSpace>&& Kokkos::is_view_v<ResultView>) void loss(
     const Communicator& comm, const ExecSpace& space, const XView& x, const YView& y, const ResultView& result,
-    Reduction reduction = Reduction::Mean, Algorithm algorithm = Algorithm::Auto) {
+    ReduceBy reduction = Reduction::Mean, Algorithm algorithm = Algorithm::Auto) {
   if constexpr (Impl::check_mpi_input_types<ExecSpace, XView, YView>() &&
                 Impl::check_result_type<ExecSpace, ResultView>())
     Impl::loss(comm, space, x, y, result, reduction, algorithm, true);
@@ -60,7 +60,7 @@ requires(Kokkos::is_execution_space_v<ExecSpace>&& Kokkos::is_view_v<ResultView>
 template <class ExecSpace, class XView, class YView>
 requires(Kokkos::is_execution_space_v<ExecSpace>&& Kokkos::is_view_v<XView>) typename XView::non_const_value_type
     loss(const Communicator& comm, const ExecSpace& space, const XView& x, const YView& y,
-         Reduction reduction = Reduction::Mean, Algorithm algorithm = Algorithm::Auto) {
+         ReduceBy reduction = Reduction::Mean, Algorithm algorithm = Algorithm::Auto) {
   typename XView::non_const_value_type value{};
   if constexpr (Impl::check_mpi_input_types<ExecSpace, XView, YView>())
     Impl::loss(comm, space, x, y, Impl::host_scalar(value), reduction, algorithm, false);
@@ -73,7 +73,7 @@ requires(Kokkos::is_execution_space_v<ExecSpace>&& Kokkos::is_view_v<XView>) typ
 template <class ExecSpace, class XView, class YView, class ResultView>
 requires(Kokkos::is_execution_space_v<ExecSpace>&& Kokkos::is_view_v<ResultView>) [[nodiscard]] Request
     iloss(const Communicator& comm, const ExecSpace& space, const XView& x, const YView& y, const ResultView& result,
-          Reduction reduction = Reduction::Mean, Algorithm algorithm = Algorithm::Auto) {
+          ReduceBy reduction = Reduction::Mean, Algorithm algorithm = Algorithm::Auto) {
   if constexpr (Impl::check_mpi_input_types<ExecSpace, XView, YView>() &&
                 Impl::check_result_type<ExecSpace, ResultView>())
     return Impl::iloss(comm, space, x, y, result, reduction, algorithm);
@@ -93,7 +93,7 @@ requires(Kokkos::is_execution_space_v<ExecSpace>&& Kokkos::is_view_v<ResultView>
 template <class ExecSpace, class XView, class YView, class Upstream, class GradView>
 requires(Kokkos::is_execution_space_v<ExecSpace>&& Kokkos::is_view_v<GradView>) void backward(
     const Communicator& comm, const ExecSpace& space, const XView& x, const YView& y, const Upstream& grad_loss,
-    const GradView& grad_x, Reduction reduction = Reduction::Mean, Algorithm algorithm = Algorithm::Auto) {
+    const GradView& grad_x, ReduceBy reduction = Reduction::Mean, Algorithm algorithm = Algorithm::Auto) {
   if constexpr (Impl::check_mpi_input_types<ExecSpace, XView, YView>() &&
                 softmargin::Impl::check_grad_type<ExecSpace, XView, GradView>() &&
                 softmargin::Impl::check_upstream_type<ExecSpace, XView, Upstream, false>())
@@ -115,7 +115,7 @@ requires(Kokkos::is_execution_space_v<ExecSpace>&& Kokkos::is_view_v<LossView>&&
              Kokkos::is_view_v<GradView>) void loss_and_grad(const Communicator& comm, const ExecSpace& space,
                                                              const XView& x, const YView& y, const LossView& loss_out,
                                                              const GradView& grad_x,
-                                                             Reduction reduction = Reduction::Mean,
+                                                             ReduceBy reduction = Reduction::Mean,
                                                              const Upstream& grad_loss = Upstream(1),
                                                              Algorithm algorithm = Algorithm::Auto) {
   if constexpr (Impl::check_mpi_input_types<ExecSpace, XView, YView>() &&
@@ -131,7 +131,7 @@ template <class ExecSpace, class XView, class YView, class GradView,
 requires(Kokkos::is_execution_space_v<ExecSpace>&& Kokkos::is_view_v<XView>&& Kokkos::is_view_v<GradView>)
     typename XView::non_const_value_type
     loss_and_grad(const Communicator& comm, const ExecSpace& space, const XView& x, const YView& y,
-                  const GradView& grad_x, Reduction reduction = Reduction::Mean,
+                  const GradView& grad_x, ReduceBy reduction = Reduction::Mean,
                   const Upstream& grad_loss = Upstream(1), Algorithm algorithm = Algorithm::Auto) {
   typename XView::non_const_value_type value{};
   if constexpr (Impl::check_mpi_input_types<ExecSpace, XView, YView>() &&

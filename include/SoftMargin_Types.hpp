@@ -2,7 +2,10 @@
 #ifndef SOFTMARGIN_TYPES_HPP
 #define SOFTMARGIN_TYPES_HPP
 
+#include <Kokkos_Core.hpp>
 #include <atomic>
+#include <cstdint>
+#include <type_traits>
 
 namespace softmargin {
 
@@ -12,6 +15,72 @@ enum class Reduction {
   Sum,   ///< sum of the losses (0 for an empty input)
   Mean   ///< sum / N (NaN for an empty input, as in PyTorch)
 };
+
+/// The type of a caller's count held in memory (mean_over with a View).
+enum class CountType { Double, Float, Int64, Int32 };
+
+/// The reduction a pass applies: a Reduction, or the sum divided by a count the caller gives (mean_over). Every
+/// pass's `reduction` parameter takes either.
+class ReduceBy {
+ public:
+  ReduceBy(Reduction r) : reduction_(r) {}  // NOLINT: a Reduction is a ReduceBy
+  /// None, Sum or Mean; Sum for a caller's count (the sum is divided by it).
+  Reduction reduction() const { return reduction_; }
+  /// Whether the sum is divided by a caller's count.
+  bool has_count() const { return has_count_; }
+  /// The host count (count_data() null), else the count is read from count_data() where the division happens.
+  double count() const { return count_; }
+  const void* count_data() const { return count_data_; }
+  CountType count_type() const { return count_type_; }
+  /// Where a count in memory may be read from: host code, the default execution space.
+  bool count_host_accessible() const { return host_accessible_; }
+  bool count_device_accessible() const { return device_accessible_; }
+
+  friend ReduceBy mean_over(double count);
+  template <class View>
+  friend ReduceBy mean_over(const View& count);
+
+ private:
+  Reduction reduction_;
+  bool has_count_ = false;
+  double count_ = 1.0;
+  const void* count_data_ = nullptr;
+  CountType count_type_ = CountType::Double;
+  bool host_accessible_ = true;
+  bool device_accessible_ = true;
+};
+
+/// The sum of the losses divided by `count` (a positive number the caller knows, such as the tokens of a whole step
+/// over micro-batches or ranks), on every pass: the losses of micro-batches reduced with the same count add up to the
+/// mean over all of them. The gradient is scaled by 1 / count alike.
+inline ReduceBy mean_over(double count) {
+  ReduceBy r(Reduction::Sum);
+  r.has_count_ = true;
+  r.count_ = count;
+  return r;
+}
+
+/// As mean_over(double) with the count in a rank-0 View (double, float, int64_t or int32_t) that the kernels read
+/// where they divide: it may be the result of earlier work on the device. It must stay valid until the pass ends.
+template <class View>
+ReduceBy mean_over(const View& count) {
+  static_assert(Kokkos::is_view_v<View> && View::rank() == 0, "softmargin::mean_over: count must be a rank-0 View");
+  using T = typename View::non_const_value_type;
+  static_assert(std::is_same_v<T, double> || std::is_same_v<T, float> || std::is_same_v<T, std::int64_t> ||
+                    std::is_same_v<T, std::int32_t>,
+                "softmargin::mean_over: the count View must hold double, float, int64_t or int32_t");
+  ReduceBy r(Reduction::Sum);
+  r.has_count_ = true;
+  r.count_data_ = count.data();
+  r.count_type_ = std::is_same_v<T, double>         ? CountType::Double
+                  : std::is_same_v<T, float>        ? CountType::Float
+                  : std::is_same_v<T, std::int64_t> ? CountType::Int64
+                                                    : CountType::Int32;
+  using Mem = typename View::memory_space;
+  r.host_accessible_ = Kokkos::SpaceAccessibility<Kokkos::HostSpace, Mem>::accessible;
+  r.device_accessible_ = Kokkos::SpaceAccessibility<Kokkos::DefaultExecutionSpace, Mem>::accessible;
+  return r;
+}
 
 /// Which kernel runs a pass.
 enum class Algorithm {

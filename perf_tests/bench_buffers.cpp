@@ -1,4 +1,5 @@
-// The inputs and outputs of every variant, their fp64 references, and the check of a variant's first call.
+// The inputs and outputs of every variant, their fp64 references (SoftMarginLoss and BCEWithLogitsLoss), and the check
+// of a variant's first call.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -40,6 +41,14 @@ KOKKOS_INLINE_FUNCTION double loss64(double x, double y) {
 }
 /// d loss / d x of the mean of n losses.
 KOKKOS_INLINE_FUNCTION double grad64(double x, double y, double n) { return -y / (1.0 + Kokkos::exp(y * x)) / n; }
+/// BCEWithLogitsLoss of x against the target (y + 1) / 2, and d loss / d x of the mean of n losses.
+KOKKOS_INLINE_FUNCTION double bce64(double x, double y) {
+  const double t = 0.5 * (y + 1.0);
+  return (x > 0 ? x : 0.0) - x * t + Kokkos::log1p(Kokkos::exp(-Kokkos::abs(x)));
+}
+KOKKOS_INLINE_FUNCTION double bce_grad64(double x, double y, double n) {
+  return (1.0 / (1.0 + Kokkos::exp(-x)) - 0.5 * (y + 1.0)) / n;
+}
 
 struct LossWant {
   KOKKOS_INLINE_FUNCTION double operator()(double x, double y) const { return loss64(x, y); }
@@ -47,6 +56,10 @@ struct LossWant {
 struct GradWant {
   double n;
   KOKKOS_INLINE_FUNCTION double operator()(double x, double y) const { return grad64(x, y, n); }
+};
+struct BceGradWant {
+  double n;
+  KOKKOS_INLINE_FUNCTION double operator()(double x, double y) const { return bce_grad64(x, y, n); }
 };
 struct XWant {
   KOKKOS_INLINE_FUNCTION double operator()(double x, double) const { return x; }
@@ -57,14 +70,15 @@ void references(Buffers& b) {
   const double n = static_cast<double>(x.size());
   Kokkos::parallel_reduce(
       "bench::references", Range(space(), 0, x.size()),
-      KOKKOS_LAMBDA(Index i, double& s, double& g, double& d, double& ad, double& ax) {
+      KOKKOS_LAMBDA(Index i, double& s, double& g, double& d, double& ad, double& ax, double& bce) {
         s += loss64(x(i), y(i));
         g += grad64(x(i), y(i), n);
         d += double(x(i)) * y(i);
         ad += Kokkos::abs(double(x(i)) * y(i));
         ax += Kokkos::abs(double(x(i)));
+        bce += bce64(x(i), y(i));
       },
-      b.sum, b.grad_sum, b.dot, b.abs_dot, b.abs_x);
+      b.sum, b.grad_sum, b.dot, b.abs_dot, b.abs_x, b.bce_sum);
 }
 
 /// sum |got_i - want_i| / sum |want_i| over copy 0, want_i from x_i and y_i.
@@ -152,7 +166,8 @@ double check_error(const Variant& v, const Buffers& b) {
   // Outputs start as NaN (zero for the axpy), so that a call that writes nothing fails.
   Kokkos::deep_copy(space(), b.result, nan);
   if (v.check == Check::Losses) Kokkos::deep_copy(space(), flat(b.out[0]), nan);
-  if (v.check == Check::Grad || v.check == Check::Fused) Kokkos::deep_copy(space(), flat(b.grad[0]), nan);
+  if (v.check == Check::Grad || v.check == Check::Fused || v.check == Check::BceGrad || v.check == Check::BceFused)
+    Kokkos::deep_copy(space(), flat(b.grad[0]), nan);
   if (v.check == Check::Axpy) Kokkos::deep_copy(space(), flat(b.grad[0]), 0.0f);
   space().fence();
   v.call(b, 0);
@@ -174,6 +189,13 @@ double check_error(const Variant& v, const Buffers& b) {
       return std::abs(result_of(b) - b.dot) / b.abs_dot;
     case Check::Axpy:
       return elementwise_error(b, b.grad[0], XWant{});
+    case Check::BceMean:
+      return std::abs(result_of(b) - b.bce_sum / n) / (b.bce_sum / n);
+    case Check::BceGrad:
+      return elementwise_error(b, b.grad[0], BceGradWant{n});
+    case Check::BceFused:
+      return std::max(std::abs(result_of(b) - b.bce_sum / n) / (b.bce_sum / n),
+                      elementwise_error(b, b.grad[0], BceGradWant{n}));
     case Check::Own:
       break;
   }

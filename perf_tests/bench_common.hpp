@@ -47,7 +47,8 @@ const Exec& space();
 /// Bytes of the last-level cache: L2 on CUDA, the largest CPU cache elsewhere (0 if unknown).
 std::size_t cache_bytes();
 
-/// x ~ U(-3, 3), y = +-1 (copy 0 and every other copy alike), outputs, and fp64 references over copy 0.
+/// x ~ U(-3, 3), y = +-1 (copy 0 and every other copy alike), outputs, and fp64 references over copy 0 (SoftMarginLoss
+/// of x and y; BCEWithLogitsLoss of x and the targets t = (y + 1) / 2).
 struct Buffers {
   Shape shape{0, 0};
   int copies = 0;
@@ -56,6 +57,7 @@ struct Buffers {
   Kokkos::View<float, Mem> result;  ///< a reduced loss, or a peer's dot
   double sum = 0;                   ///< of the losses
   double grad_sum = 0, dot = 0, abs_dot = 0, abs_x = 0;
+  double bce_sum = 0;    ///< of the BCEWithLogits losses
   std::uint64_t id = 0;  ///< distinct for every set of buffers the program makes
   /// Inputs other variants derive from these (16-bit copies, ...), made on first use and freed with the buffers.
   mutable std::map<std::string, std::shared_ptr<void>> derived;
@@ -66,15 +68,18 @@ Vector flat(const Matrix& m);
 
 /// How a variant's first call is checked against the fp64 references (relative error).
 enum class Check {
-  None,    ///< calibration rows
-  Mean,    ///< result vs the mean loss
-  Sum,     ///< result vs the summed loss
-  Losses,  ///< out vs every fp64 loss (sum of absolute differences over sum of losses)
-  Grad,    ///< grad vs every fp64 gradient of the mean (grad_loss 1)
-  Fused,   ///< Mean and Grad
-  Dot,     ///< result vs x . y, relative to sum |x y|
-  Axpy,    ///< grad (zeroed first) vs x
-  Own      ///< the variant's own_check (inputs of their own, e.g. 16-bit)
+  None,      ///< calibration rows
+  Mean,      ///< result vs the mean loss
+  Sum,       ///< result vs the summed loss
+  Losses,    ///< out vs every fp64 loss (sum of absolute differences over sum of losses)
+  Grad,      ///< grad vs every fp64 gradient of the mean (grad_loss 1)
+  Fused,     ///< Mean and Grad
+  Dot,       ///< result vs x . y, relative to sum |x y|
+  Axpy,      ///< grad (zeroed first) vs x
+  BceMean,   ///< result vs the mean BCEWithLogits loss (targets t = (y + 1) / 2)
+  BceGrad,   ///< grad vs every fp64 BCEWithLogits gradient of the mean (grad_loss 1)
+  BceFused,  ///< BceMean and BceGrad
+  Own        ///< the variant's own_check (inputs of their own, e.g. 16-bit)
 };
 /// The peer moving the same compulsory bytes: a dot (x, y read: 8 bytes per element), an axpy (12: x, y read, one
 /// full-size output written).
@@ -105,6 +110,7 @@ void add_launch_variants();
 void add_cuda_variants();
 void add_kokkosblas_variants();
 void add_half_variants();
+void add_bce_variants();
 
 /// Relative error of v's first call on copy 0 (Check of v), run before it is timed.
 double check_error(const Variant& v, const Buffers& b);

@@ -14,8 +14,10 @@ calls captured in a CUDA graph and replayed, for Model and ModelNew, beside torc
 Model and faster than every torch.compile(Model); its forward+backward within 1.10x of the floor plus its forward; in
 a CUDA graph at least as fast as reduce-overhead. --pdl-ab adds ModelNew with the library's programmatic dependent
 launch off (softmargin.set_launch_options), --autograd-ab the same operators under a Python torch.autograd.Function.
+--loss bce_with_logits times the same rows for BCEWithLogitsLoss (the problem in torch_harness_bce.py; skipped where
+the softmargin package has no BCEWithLogitsLoss).
 
-  PYTHONPATH=build/<preset>/python python3 perf_tests/torch_harness.py [--device cuda|cpu] [--compile]
+  PYTHONPATH=build/<preset>/python python3 perf_tests/torch_harness.py [--device cuda|cpu] [--compile] [--loss L]
 """
 import argparse
 import statistics
@@ -27,6 +29,7 @@ import torch.nn as nn
 
 import softmargin
 
+NAME = "SoftMarginLoss"
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 batch_size = 512
 input_shape = (4096,)
@@ -82,6 +85,13 @@ def get_init_inputs():
     return []
 
 
+def reference(x, y):
+    """The mean loss in float64 and its gradient with respect to x (float32)."""
+    z = (-(y * x)).double()
+    loss = (torch.clamp(z, min=0) + torch.log1p(torch.exp(-z.abs()))).mean()
+    return loss, (-y.double() * torch.sigmoid(z) / x.numel()).float()
+
+
 def sync():
     if DEVICE == "cuda":
         torch.cuda.synchronize()
@@ -111,11 +121,9 @@ def forward_and_grad(model, x, y):
     return loss.detach(), xg.grad
 
 
-def check(models, x, y):
+def check(models, x, y, reference):
     """Every model's loss and gradient against Model's and a float64 reference."""
-    z = (-(y * x)).double()
-    ref_loss = (torch.clamp(z, min=0) + torch.log1p(torch.exp(-z.abs()))).mean()
-    ref_grad = (-y.double() * torch.sigmoid(z) / x.numel()).float()
+    ref_loss, ref_grad = reference(x, y)
     base_loss, base_grad = forward_and_grad(models["Model"], x, y)
     print(f"loss: fp64 reference {ref_loss.item():.9f}, Model {base_loss.item():.9f}")
     ok = True
@@ -156,8 +164,24 @@ def main():
                     "beside the CUDA graphs) and torch.compile(ModelNew)")
     ap.add_argument("--pdl-ab", action="store_true", help="also time ModelNew without programmatic dependent launch")
     ap.add_argument("--autograd-ab", action="store_true", help="also time the operators under a Python autograd")
+    ap.add_argument("--loss", default="soft_margin", choices=["soft_margin", "bce_with_logits"],
+                    help="the problem: SoftMarginLoss (this file) or BCEWithLogitsLoss (torch_harness_bce.py)")
     args = ap.parse_args()
     DEVICE = args.device
+    problem = sys.modules[__name__]
+    if args.loss == "bce_with_logits":
+        import torch_harness_bce as problem
+
+        if problem.missing():
+            print(f"softmargin has no {' or '.join(problem.missing())}: the BCEWithLogitsLoss rows are skipped")
+            return 0
+        if args.autograd_ab:
+            print("--autograd-ab: SoftMarginLoss only (its Python autograd.Function calls that loss's operators)")
+            args.autograd_ab = False
+    problem.DEVICE = DEVICE
+    title = f"{problem.NAME}, {problem.batch_size}x{problem.input_shape[0]} fp32, mean"
+    Model, ModelNew, get_inputs, get_init_inputs = (problem.Model, problem.ModelNew, problem.get_inputs,
+                                                    problem.get_init_inputs)
     calls = args.calls or (200 if DEVICE == "cuda" else 10)
     rounds = args.rounds or (20 if DEVICE == "cuda" else 3)
     compile_ = args.compile and hasattr(torch, "compile")
@@ -167,7 +191,7 @@ def main():
     where = torch.cuda.get_device_name() if DEVICE == "cuda" else f"CPU, {torch.get_num_threads()} threads"
     entry = "softmargin._entry" if getattr(softmargin, "_call", None) is not getattr(softmargin, "_loss", None) else \
         "torch.ops"
-    print(f"torch {torch.__version__} on {where}; {batch_size}x{input_shape[0]} fp32, mean; "
+    print(f"torch {torch.__version__} on {where}; {title}; "
           f"{calls} calls a stream, median of {rounds} rounds; ModelNew calls the operator through {entry}")
 
     x, y = get_inputs()
@@ -191,7 +215,7 @@ def main():
     checked = dict(models)
     if "torch.compile(Model, reduce-overhead)" in graphed:
         checked["torch.compile(Model, reduce-overhead)"] = graphed["torch.compile(Model, reduce-overhead)"]
-    ok = check(checked, x, y)
+    ok = check(checked, x, y, problem.reference)
     setups = {name: (lambda: softmargin.set_launch_options(True)) for name in list(models) + list(graphed)}
     if args.pdl_ab:
         models["ModelNew, no PDL"] = models["ModelNew"]
@@ -235,7 +259,7 @@ def main():
     med = {key: statistics.median(v) for key, v in samples.items()}
 
     names = list(dict.fromkeys(name for name, _ in cases))
-    print(f"\n| {batch_size}x{input_shape[0]} fp32, mean, per call | forward | forward+backward |")
+    print(f"\n| {title}, per call | forward | forward+backward |")
     print("|---|---:|---:|")
     for name in names:
         cells = [med.get((name, c)) for c in ("forward", "forward+backward")]

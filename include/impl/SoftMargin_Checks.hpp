@@ -21,6 +21,10 @@ namespace softmargin::Impl {
 template <class V>
 using value_t = typename V::non_const_value_type;
 
+/// Whether an argument is a reduction (Reduction or ReduceBy): the overloads tell an output View from it.
+template <class T>
+inline constexpr bool is_reduction_arg_v = std::is_enum_v<T> || std::is_same_v<T, ReduceBy>;
+
 template <class Exec, class XView, class YView>
 constexpr bool check_input_types() {
   static_assert(Kokkos::is_execution_space_v<Exec>, "softmargin: the first argument must be a Kokkos execution space");

@@ -94,11 +94,11 @@ template <class Op, class Index>
 struct RangeSumFunctor {
   using value_type = typename Op::accum_type;
   Op op;
-  value_type divisor;
+  Divisor<value_type> divisor;
   KOKKOS_INLINE_FUNCTION void operator()(const Index i, value_type& sum) const { sum += op(i, op.scale()); }
   KOKKOS_INLINE_FUNCTION void init(value_type& sum) const { sum = value_type(0); }
   KOKKOS_INLINE_FUNCTION void join(value_type& dst, const value_type& src) const { dst += src; }
-  KOKKOS_INLINE_FUNCTION void final(value_type& sum) const { sum /= divisor; }
+  KOKKOS_INLINE_FUNCTION void final(value_type& sum) const { sum /= divisor.get(); }
 };
 
 /// RangeReduce of a map op.
@@ -133,7 +133,7 @@ struct TeamSumFunctor {
   Kokkos::View<A*, memory_space, unmanaged> partials;
   Kokkos::View<unsigned, memory_space, unmanaged> ticket;
   Index n;
-  A divisor;
+  Divisor<A> divisor;
   bool packed;  ///< use_packs(op)
 
   KOKKOS_INLINE_FUNCTION static std::size_t scratch_bytes(int team_size) {
@@ -161,8 +161,8 @@ struct TeamSumFunctor {
     for (int t = r; t < team.league_size(); t += ts) total += Kokkos::atomic_load(&partials(t));
     total = team_tree_sum(team, s, total);
     if (r == 0) {
-      result() =
-          Hardware<typename RV::execution_space>::template round_to<typename RV::non_const_value_type>(total / divisor);
+      result() = Hardware<typename RV::execution_space>::template round_to<typename RV::non_const_value_type>(
+          total / divisor.get());
       ticket() = 0u;  // ready for the next launch on this workspace
     }
   }
@@ -185,7 +185,8 @@ struct TeamMapFunctor {
 // Launchers.
 
 template <class Index, class Exec, class Op, class RV>
-void reduce_range(const Exec& space, const Op& op, std::size_t n, const RV& result, typename Op::accum_type divisor) {
+void reduce_range(const Exec& space, const Op& op, std::size_t n, const RV& result,
+                  const Divisor<typename Op::accum_type>& divisor) {
   using A = typename Op::accum_type;
   using functor = RangeSumFunctor<Op, Index>;
   const Kokkos::RangePolicy<Exec, Kokkos::IndexType<Index>> policy(space, 0, static_cast<Index>(n));
@@ -206,7 +207,8 @@ void reduce_range(const Exec& space, const Op& op, std::size_t n, const RV& resu
 }
 
 template <class Index, class Exec, class Op, class RV>
-void reduce_team(const Exec& space, const Op& op, std::size_t n, const RV& result, typename Op::accum_type divisor) {
+void reduce_team(const Exec& space, const Op& op, std::size_t n, const RV& result,
+                 const Divisor<typename Op::accum_type>& divisor) {
   using A = typename Op::accum_type;
   using functor = TeamSumFunctor<Exec, Op, RV, Index>;
   const auto shape = team_shape(space, n, kMaxDeviceTeams);

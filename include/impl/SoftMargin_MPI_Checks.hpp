@@ -23,11 +23,17 @@ inline void check_global_reduction(const char* where, Reduction r) {
                                 "softmargin:: function on each rank)");
 }
 
-/// x, y, the reduction and the algorithm.
+/// x, y, the reduction and the algorithm. A caller's count (mean_over) is a host number here: the ranks divide the
+/// global sum on the host or in the agreement.
 template <class XView, class YView>
-void check_inputs(const char* where, Reduction reduction, Algorithm algorithm, const XView& x, const YView& y) {
-  check_global_reduction(where, reduction);
-  softmargin::Impl::check_inputs(where, reduction, algorithm, x, y);
+void check_inputs(const char* where, const ReduceBy& reduction, Algorithm algorithm, const XView& x, const YView& y) {
+  check_global_reduction(where, reduction.reduction());
+  softmargin::Impl::check_inputs(where, reduction.reduction(), algorithm, x, y);
+  if (reduction.has_count() && reduction.count_data() != nullptr)
+    throw std::invalid_argument(std::string(where) +
+                                ": mean_over takes a host count in the MPI layer (the global "
+                                "element count is the default divisor of Reduction::Mean)");
+  softmargin::Impl::check_count(where, reduction, true);
 }
 
 /// A reduced result: allocated, and apart from every other View of the call.

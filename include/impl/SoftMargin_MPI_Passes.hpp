@@ -24,8 +24,11 @@ Kokkos::View<T, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> host
   return Kokkos::View<T, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(&value);
 }
 
-inline double finish(double sum, double count, Reduction reduction) {
-  return reduction == Reduction::Mean ? sum / count : sum;  // 0 / 0 = NaN: the mean of nothing
+/// What the global sum is divided by: the caller's count (mean_over), else the global element count for the mean, 1
+/// for the sum (a mean over no element is 0 / 0 = NaN).
+inline double global_divisor(const ReduceBy& reduction, double count) {
+  if (reduction.has_count()) return reduction.count();
+  return reduction.reduction() == Reduction::Mean ? count : 1.0;
 }
 
 /// Whether the execution space can reach a View (else only the host writes it: the blocking forms' results).
@@ -36,7 +39,7 @@ inline constexpr bool reachable_v = Kokkos::SpaceAccessibility<ExecSpace, typena
 /// number, which stages).
 template <class ExecSpace, class XView, class YView, class ResultView>
 void loss(const Communicator& c, const ExecSpace& space, const XView& x, const YView& y, const ResultView& result,
-          Reduction reduction, Algorithm algorithm, bool result_view) {
+          const ReduceBy& reduction, Algorithm algorithm, bool result_view) {
   constexpr const char* where = "softmargin::mpi::loss";
   const MPI_Comm comm = c.comm;
   check_comm(where, comm);
@@ -77,11 +80,11 @@ void loss(const Communicator& c, const ExecSpace& space, const XView& x, const Y
     if (direct) {
       const auto partial = scratch.direct();
       check_mpi(MPI_Allreduce(MPI_IN_PLACE, partial.data(), 1, mpi_type<P>(), MPI_SUM, comm), "MPI_Allreduce");
-      divide(space, result, partial, reduction == Reduction::Mean ? sums[1] : 1.0);
+      divide(space, result, partial, global_divisor(reduction, sums[1]));
       return;
     }
   }
-  assign(space, result, finish(sums[0], sums[1], reduction), true);
+  assign(space, result, sums[0] / global_divisor(reduction, sums[1]), true);
 }
 
 /// The upstream gradient of the local pass: grad_loss / divisor (a host number, or a rank-0 View divided on the
@@ -99,7 +102,7 @@ auto scaled_upstream(const ExecSpace& space, const Upstream& grad_loss, double d
 
 template <class ExecSpace, class XView, class YView, class Upstream, class GradView>
 void backward(const Communicator& c, const ExecSpace& space, const XView& x, const YView& y, const Upstream& grad_loss,
-              const GradView& grad_x, Reduction reduction, Algorithm algorithm) {
+              const GradView& grad_x, const ReduceBy& reduction, Algorithm algorithm) {
   constexpr const char* where = "softmargin::mpi::backward";
   const MPI_Comm comm = c.comm;
   check_comm(where, comm);
@@ -115,10 +118,9 @@ void backward(const Communicator& c, const ExecSpace& space, const XView& x, con
   std::array<double, 3> counts{static_cast<double>(x.size())};
   agree(comm, where, counts, status);
   if (x.size() == 0) return;
-  const double divisor = reduction == Reduction::Mean ? counts[0] : 1.0;
+  const double divisor = global_divisor(reduction, counts[0]);
   if constexpr (Kokkos::is_view_v<Upstream>) {
-    if (reduction == Reduction::Sum)
-      return softmargin::backward(space, x, y, grad_loss, grad_x, Reduction::Sum, algorithm);
+    if (divisor == 1.0) return softmargin::backward(space, x, y, grad_loss, grad_x, Reduction::Sum, algorithm);
   }
   softmargin::backward(space, x, y, scaled_upstream(space, grad_loss, divisor, scratch), grad_x, Reduction::Sum,
                        algorithm);
@@ -128,8 +130,8 @@ void backward(const Communicator& c, const ExecSpace& space, const XView& x, con
 /// The global loss into loss_out and this rank's gradient into grad_x; result_view as in loss.
 template <class ExecSpace, class XView, class YView, class LossView, class GradView, class Upstream>
 void loss_and_grad(const Communicator& c, const ExecSpace& space, const XView& x, const YView& y,
-                   const LossView& loss_out, const GradView& grad_x, Reduction reduction, const Upstream& grad_loss,
-                   Algorithm algorithm, bool result_view) {
+                   const LossView& loss_out, const GradView& grad_x, const ReduceBy& reduction,
+                   const Upstream& grad_loss, Algorithm algorithm, bool result_view) {
   constexpr const char* where = "softmargin::mpi::loss_and_grad";
   const MPI_Comm comm = c.comm;
   check_comm(where, comm);
@@ -152,17 +154,16 @@ void loss_and_grad(const Communicator& c, const ExecSpace& space, const XView& x
   std::array<double, 4> counts{static_cast<double>(x.size()), transport == Transport::DeviceDirect ? 1.0 : 0.0};
   agree(comm, where, counts, status);
   check_same_transport(comm, where, counts[1]);
-  const double n = counts[0];
+  const double divisor = global_divisor(reduction, counts[0]);
   const auto local_pass = [&](const auto& partial) {
     status.run([&] {
       if (x.size() == 0) return;
       if constexpr (Kokkos::is_view_v<Upstream>) {
-        if (reduction == Reduction::Sum)
+        if (divisor == 1.0)
           return softmargin::loss_and_grad(space, x, y, partial, grad_x, Reduction::Sum, grad_loss, algorithm);
       }
       softmargin::loss_and_grad(space, x, y, partial, grad_x, Reduction::Sum,
-                                scaled_upstream(space, grad_loss, reduction == Reduction::Mean ? n : 1.0, scratch),
-                                algorithm);
+                                scaled_upstream(space, grad_loss, divisor, scratch), algorithm);
     });
   };
   if constexpr (reachable_v<ExecSpace, LossView>) {
@@ -175,7 +176,7 @@ void loss_and_grad(const Communicator& c, const ExecSpace& space, const XView& x
         assign(space, partial, status.kind == Status::Ok ? 0.0 : std::numeric_limits<double>::quiet_NaN(), false);
       space.fence("softmargin::mpi::loss_and_grad: partial sum");
       check_mpi(MPI_Allreduce(MPI_IN_PLACE, partial.data(), 1, mpi_type<P>(), MPI_SUM, comm), "MPI_Allreduce");
-      divide(space, loss_out, partial, reduction == Reduction::Mean ? n : 1.0);
+      divide(space, loss_out, partial, divisor);
       if (status.kind == Status::InvalidArgument) throw std::invalid_argument(status.message);
       if (status.kind != Status::Ok) throw std::runtime_error(status.message);
       return;
@@ -186,7 +187,7 @@ void loss_and_grad(const Communicator& c, const ExecSpace& space, const XView& x
   space.fence("softmargin::mpi::loss_and_grad: partial sum");
   std::array<double, 3> sums{status.kind == Status::Ok && x.size() > 0 ? static_cast<double>(partial()) : 0.0};
   agree(comm, where, sums, status);
-  assign(space, loss_out, finish(sums[0], n, reduction), true);
+  assign(space, loss_out, sums[0] / divisor, true);
 }
 
 }  // namespace softmargin::mpi::Impl

@@ -22,7 +22,7 @@ struct RequestState {
   MPI_Request request = MPI_REQUEST_NULL;
   std::array<double, 4> sums{};  ///< partial sum, count, failed ranks (invalid argument, other); MPI's buffer
   Status status;
-  Reduction reduction = Reduction::Mean;
+  ReduceBy reduction = Reduction::Mean;
   std::function<void(double)> write;
   bool arrived = false;
 };
@@ -63,7 +63,7 @@ class Request {
     if (!state->arrived) Impl::check_mpi(MPI_Wait(&state->request, MPI_STATUS_IGNORE), "MPI_Wait");
     const auto& s = state->sums;
     if (s[2] + s[3] > 0) Impl::raise(state->comm, "softmargin::mpi::iloss", state->status);
-    const double value = Impl::finish(s[0], s[1], state->reduction);
+    const double value = s[0] / Impl::global_divisor(state->reduction, s[1]);
     state->write(value);
     return value;
   }
@@ -86,7 +86,7 @@ namespace Impl {
 /// MPI_Iallreduce of the 4 doubles.
 template <class ExecSpace, class XView, class YView, class ResultView>
 Request iloss(const Communicator& c, const ExecSpace& space, const XView& x, const YView& y, const ResultView& result,
-              Reduction reduction, Algorithm algorithm) {
+              const ReduceBy& reduction, Algorithm algorithm) {
   constexpr const char* where = "softmargin::mpi::iloss";
   const MPI_Comm comm = c.comm;
   check_comm(where, comm);

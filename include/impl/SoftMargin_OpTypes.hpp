@@ -4,8 +4,10 @@
 #define SOFTMARGIN_IMPL_OP_TYPES_HPP
 
 #include <Kokkos_Core.hpp>
+#include <cstdint>
 #include <type_traits>
 
+#include "../SoftMargin_Types.hpp"
 #include "SoftMargin_Hardware.hpp"
 #include "SoftMargin_Packs.hpp"
 #include "SoftMargin_Values.hpp"
@@ -20,16 +22,39 @@ struct KernelLabels {
   const char* native;
 };
 
-/// The upstream gradient of a reduced loss: a device scalar (rank-0 view, may be null) or else a host value, times
-/// 1/divisor (N for mean, 1 for sum), in the compute type C.
+/// What a reduced loss is divided by, in the accumulation type A: a value the host knows (N for mean, 1 for sum, a
+/// caller's count), or a caller's count in memory the kernels read (count non-null, read where the division
+/// happens, so it may be the result of earlier device work).
+template <class A>
+struct Divisor {
+  A value;
+  const void* count = nullptr;
+  CountType type = CountType::Double;
+  KOKKOS_INLINE_FUNCTION A get() const {
+    if (count == nullptr) return value;
+    switch (type) {
+      case CountType::Float:
+        return static_cast<A>(*static_cast<const float*>(count));
+      case CountType::Int64:
+        return static_cast<A>(*static_cast<const std::int64_t*>(count));
+      case CountType::Int32:
+        return static_cast<A>(*static_cast<const std::int32_t*>(count));
+      default:
+        return static_cast<A>(*static_cast<const double*>(count));
+    }
+  }
+};
+
+/// The upstream gradient of a reduced loss: a device scalar (rank-0 view, may be null) or else a host value, divided
+/// by the reduction's divisor, in the compute type C.
 template <class UV, class C>
 struct ScalarUpstream {
   using A = accum_t<C>;
   UV view;  ///< read on the device when not null
   A value;  ///< used when view is null
-  A divisor;
+  Divisor<A> divisor;
   KOKKOS_INLINE_FUNCTION C get() const {
-    return static_cast<C>((view.data() != nullptr ? to_compute<A>(view()) : value) / divisor);
+    return static_cast<C>((view.data() != nullptr ? to_compute<A>(view()) : value) / divisor.get());
   }
 };
 

@@ -22,38 +22,76 @@ softmargin::Reduction to_reduction(const char* op, std::int64_t reduction) {
   return softmargin::Reduction::Mean;
 }
 
-LossArgs check_args(const char* op, const at::Tensor& input, const at::Tensor& target, std::int64_t reduction,
-                    c10::DeviceType device_type) {
-  LossArgs args{input, target, to_reduction(op, reduction)};
-  TORCH_CHECK(input.defined() && target.defined(), op, ": input and target must be defined tensors");
+namespace {
+
+/// Checks x: strided, of a dtype the operators compute.
+void check_input(const char* op, const at::Tensor& input) {
   TORCH_CHECK(input.layout() == c10::kStrided, op, ": input must be a strided (dense) tensor, but it has layout ",
               input.layout());
-  TORCH_CHECK(target.layout() == c10::kStrided, op, ": target must be a strided (dense) tensor, but it has layout ",
-              target.layout());
   const auto dtype = input.scalar_type();
   TORCH_CHECK(dtype == at::kFloat || dtype == at::kDouble || dtype == at::kBFloat16 || dtype == at::kHalf, op,
               ": input has dtype ", dtype, "; SoftMargin computes float32, float64, bfloat16 and float16 inputs");
-  // PyTorch computes the loss in the input's dtype (in place on a copy of it): any real target is converted.
-  TORCH_CHECK(!at::isComplexType(target.scalar_type()), "result type ", target.scalar_type(),
+}
+
+/// A tensor of the call beside x (target, weight, pos_weight), named `name`: on x's device (a 0-dimensional CPU
+/// tensor is a scalar, as in PyTorch's element-wise operators, and is moved there), of x's dtype unless it holds
+/// `keep` (PyTorch computes in x's dtype, in place on a copy of it: any real dtype is converted), and expanded to x's
+/// shape (stride 0 where it broadcasts, no copy).
+at::Tensor operand(const char* op, const char* name, const at::Tensor& t, const at::Tensor& x, c10::ScalarType keep) {
+  TORCH_CHECK(t.layout() == c10::kStrided, op, ": ", name, " must be a strided (dense) tensor, but it has layout ",
+              t.layout());
+  const auto dtype = x.scalar_type();
+  TORCH_CHECK(!at::isComplexType(t.scalar_type()), "result type ", t.scalar_type(),
               " can't be cast to the desired output type ", dtype);
-  // A 0-dimensional CPU target is a scalar, as in PyTorch's element-wise operators; other devices must match.
-  const bool cpu_scalar_target = target.dim() == 0 && target.device().is_cpu();
-  TORCH_CHECK(target.device() == input.device() || cpu_scalar_target,
-              "Expected all tensors to be on the same device, but found at least two devices, ", input.device(),
-              " and ", target.device(), "!");
+  const bool cpu_scalar = t.dim() == 0 && t.device().is_cpu();
+  TORCH_CHECK(t.device() == x.device() || cpu_scalar,
+              "Expected all tensors to be on the same device, but found at least two devices, ", x.device(), " and ",
+              t.device(), "!");
+  at::Tensor out = t;
+  if (t.device() != x.device()) {
+    out = t.to(x.device(), dtype);
+  } else if (t.scalar_type() != dtype && t.scalar_type() != keep) {
+    out = t.to(dtype);
+  }
+  if (out.sizes() != x.sizes()) {
+    const auto shape = at::infer_size(x.sizes(), out.sizes());  // PyTorch's message if they do not broadcast
+    TORCH_CHECK(c10::IntArrayRef(shape) == x.sizes(), "output with shape ", x.sizes(),
+                " doesn't match the broadcast shape ", c10::IntArrayRef(shape));
+    out = out.expand(x.sizes());
+  }
+  return out;
+}
+
+void check_device_type(const char* op, const at::Tensor& input, c10::DeviceType device_type) {
   TORCH_CHECK(input.device().type() == device_type, op, ": input is on ", input.device(), " but this kernel runs on ",
               device_type);
-  if (target.device() != input.device()) {
-    args.y = target.to(input.device(), dtype);
-  } else if (target.scalar_type() != dtype && target.scalar_type() != at::kChar) {
-    args.y = target.to(dtype);
-  }
-  if (args.y.sizes() != input.sizes()) {
-    const auto shape = at::infer_size(input.sizes(), args.y.sizes());  // PyTorch's message if they do not broadcast
-    TORCH_CHECK(c10::IntArrayRef(shape) == input.sizes(), "output with shape ", input.sizes(),
-                " doesn't match the broadcast shape ", c10::IntArrayRef(shape));
-    args.y = args.y.expand(input.sizes());
-  }
+}
+
+}  // namespace
+
+LossArgs check_args(const char* op, const at::Tensor& input, const at::Tensor& target, std::int64_t reduction,
+                    c10::DeviceType device_type) {
+  LossArgs args{input, target, to_reduction(op, reduction), {}, {}};
+  TORCH_CHECK(input.defined() && target.defined(), op, ": input and target must be defined tensors");
+  check_input(op, input);
+  args.y = operand(op, "target", target, input, at::kChar);
+  check_device_type(op, input, device_type);
+  return args;
+}
+
+LossArgs check_bce_args(const char* op, const at::Tensor& input, const at::Tensor& target,
+                        const c10::optional<at::Tensor>& weight, const c10::optional<at::Tensor>& pos_weight,
+                        std::int64_t reduction, c10::DeviceType device_type) {
+  LossArgs args{input, target, to_reduction(op, reduction), {}, {}};
+  TORCH_CHECK(input.defined() && target.defined(), op, ": input and target must be defined tensors");
+  check_input(op, input);
+  // A bool target holds 0 and 1 in one byte: read as int8, it is the target PyTorch's conversion gives.
+  const bool as_int8 = target.scalar_type() == at::kBool && target.layout() == c10::kStrided;
+  args.y = operand(op, "target", as_int8 ? target.view(at::kChar) : target, input, at::kChar);
+  if (weight.has_value() && weight->defined()) args.weight = operand(op, "weight", *weight, input, input.scalar_type());
+  if (pos_weight.has_value() && pos_weight->defined())
+    args.pos_weight = operand(op, "pos_weight", *pos_weight, input, input.scalar_type());
+  check_device_type(op, input, device_type);
   return args;
 }
 

@@ -12,20 +12,28 @@ namespace softmargin::torch_ops {
 /// torch's reduction enumerators (at::Reduction): none 0, mean 1, sum 2.
 softmargin::Reduction to_reduction(const char* op, std::int64_t reduction);
 
-/// A call's input and target, checked: x float32, float64, bfloat16 or float16 and strided; y on x's device (a CPU
+/// A call's tensors, checked: x float32, float64, bfloat16 or float16 and strided; y (the target) on x's device (a CPU
 /// scalar is moved there), of x's dtype (converted from any real dtype, as PyTorch's in-place multiply does) or int8
 /// (read as it is: its values are exact in every x dtype, so the result is the converted target's, at one byte an
-/// element), and expanded to x's shape (stride 0 where it broadcasts, no copy). The loss has x's shape and dtype, as in
-/// PyTorch.
+/// element), and expanded to x's shape (stride 0 where it broadcasts, no copy). weight and pos_weight (BCEWithLogits;
+/// undefined when absent, and for SoftMargin) likewise, of x's dtype. The loss has x's shape and dtype, as in PyTorch.
 struct LossArgs {
   at::Tensor x;
   at::Tensor y;
   softmargin::Reduction reduction;
+  at::Tensor weight;
+  at::Tensor pos_weight;
 };
 
 /// Checks input and target for the op named `op` on a kernel of `device_type`; throws c10::Error naming the problem.
 LossArgs check_args(const char* op, const at::Tensor& input, const at::Tensor& target, std::int64_t reduction,
                     c10::DeviceType device_type);
+
+/// As check_args for BCEWithLogits: a bool target is read as int8 (0 or 1, the same bytes), weight and pos_weight
+/// (optional) are converted to x's dtype and expanded to x's shape with PyTorch's broadcasting.
+LossArgs check_bce_args(const char* op, const at::Tensor& input, const at::Tensor& target,
+                        const c10::optional<at::Tensor>& weight, const c10::optional<at::Tensor>& pos_weight,
+                        std::int64_t reduction, c10::DeviceType device_type);
 
 /// The upstream gradient of a backward call as a tensor of x's dtype on x's device: a 0-dimensional one (sum, mean:
 /// grad_output must hold one element) or one of x's shape (none: grad_output broadcasts to it, stride 0, no copy).

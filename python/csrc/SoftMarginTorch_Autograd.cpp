@@ -1,17 +1,24 @@
-// SoftMargin for PyTorch: the autograd kernel of softmargin::loss (every torch version, no Python on the path).
+// SoftMargin for PyTorch: the autograd kernels of softmargin::loss and softmargin::bce_with_logits (every torch
+// version, no Python on the path).
 //
 // With grad enabled and the input requiring grad, the reduced losses run the fused kernel (loss_and_grad): the
 // gradient of the loss is ready after the forward, and the backward only scales it by the incoming gradient, in
 // place, which does nothing on the device when that is exactly 1 (loss.backward()). The first backward hands the
 // buffer on as the input's gradient (so AccumulateGrad keeps it without a copy); a second one (retain_graph=True)
-// recomputes from the saved input and target. Under tracing (torch.compile, make_fx) the backward is the functional
-// mul, and with create_graph=True a differentiable composite of torch operators. Reduction none saves nothing extra
-// and runs softmargin::backward.
+// recomputes from the saved tensors. Under tracing (torch.compile, make_fx) the backward is the functional mul, and
+// with create_graph=True a differentiable composite of torch operators. Reduction none saves nothing extra and runs
+// the backward operator.
+//
+// bce_with_logits is differentiable with respect to its target, weight and pos_weight too. Those gradients are
+// computed in the backward from torch operators (differentiable, so create_graph=True works for them as well).
 #include <ATen/ATen.h>
+#include <ATen/ExpandUtils.h>
 #include <ATen/TensorSubclassLikeUtils.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
 #include <torch/autograd.h>
 #include <torch/library.h>
+
+#include <array>
 
 #include "SoftMarginTorch_Ops.hpp"
 
@@ -27,12 +34,34 @@ bool is_eager(const at::Tensor& t) {
          !c10::impl::tls_is_dispatch_key_included(c10::DispatchKey::Python);
 }
 
+/// The input's gradient of a reduced loss whose forward ran the fused pass: its saved gradient times g, in place on
+/// the first eager backward (the buffer is handed on), else the functional product; recompute() once handed on.
+template <class Recompute>
+at::Tensor fused_grad(AutogradContext* ctx, const at::Tensor& g, const at::Tensor& input, const Recompute& recompute) {
+  const auto it = ctx->saved_data.find("grad");
+  if (it == ctx->saved_data.end()) return recompute();
+  at::Tensor grad = it->second.toTensor();
+  if (!(is_eager(grad) && is_eager(g) && g.device() == input.device())) return at::mul(grad, g);
+  ctx->saved_data.erase(it);
+#if defined(SOFTMARGIN_TORCH_CUDA)
+  if (grad.is_cuda()) {
+    scale_unless_one_cuda(grad, g);
+    return grad;
+  }
+#endif
+  scale_unless_one_cpu(grad, g);
+  return grad;
+}
+
+/// The upstream gradient of every element: g, divided by the element count for the mean.
+at::Tensor per_element(const at::Tensor& g, const at::Tensor& x, std::int64_t reduction) {
+  return reduction == kReductionMean ? g / static_cast<double>(x.numel()) : g;
+}
+
 /// d loss / d input from torch operators, differentiable (for create_graph=True): -y sigmoid(-y x) g [/ N].
 at::Tensor composite_grad(const at::Tensor& g, const at::Tensor& x, const at::Tensor& y, std::int64_t reduction) {
   const at::Tensor yx = y.to(x.scalar_type());
-  at::Tensor d = -yx * at::sigmoid(-yx * x) * g;
-  if (reduction == kReductionMean) d = d / static_cast<double>(x.numel());
-  return d.expand(x.sizes());
+  return (-yx * at::sigmoid(-yx * x) * per_element(g, x, reduction)).expand(x.sizes());
 }
 
 class SoftMarginLossBackward : public torch::autograd::Function<SoftMarginLossBackward> {
@@ -55,30 +84,14 @@ class SoftMarginLossBackward : public torch::autograd::Function<SoftMarginLossBa
     const at::Tensor& input = saved[0];
     const at::Tensor& target = saved[1];
     const at::Tensor& g = grads[0];
+    const auto recompute = [&] { return backward_op().call(g, input, target, reduction); };
     at::Tensor grad_input;
-    if (at::GradMode::is_enabled()) {
+    if (at::GradMode::is_enabled())
       grad_input = composite_grad(g, input, target, reduction);
-    } else if (reduction == kReductionNone) {
-      grad_input = backward_op().call(g, input, target, reduction);
-    } else {
-      const auto it = ctx->saved_data.find("grad");
-      if (it == ctx->saved_data.end()) {
-        grad_input = backward_op().call(g, input, target, reduction);
-      } else if (is_eager(it->second.toTensor()) && is_eager(g) && g.device() == input.device()) {
-        grad_input = it->second.toTensor();
-        ctx->saved_data.erase(it);
-#if defined(SOFTMARGIN_TORCH_CUDA)
-        if (grad_input.is_cuda())
-          scale_unless_one_cuda(grad_input, g);
-        else
-          scale_unless_one_cpu(grad_input, g);
-#else
-        scale_unless_one_cpu(grad_input, g);
-#endif
-      } else {
-        grad_input = at::mul(it->second.toTensor(), g);
-      }
-    }
+    else if (reduction == kReductionNone)
+      grad_input = recompute();
+    else
+      grad_input = fused_grad(ctx, g, input, recompute);
     return {at::Tensor(), grad_input, at::Tensor(), at::Tensor()};
   }
 };
@@ -97,7 +110,101 @@ at::Tensor loss_autograd(c10::DispatchKeySet keys, const at::Tensor& input, cons
   return loss_op().redispatch(below, input, target, reduction);
 }
 
+bool present(const c10::optional<at::Tensor>& t) { return t.has_value() && t->defined(); }
+c10::optional<at::Tensor> optional(const at::Tensor& t) {
+  return t.defined() ? c10::optional<at::Tensor>(t) : c10::nullopt;
+}
+
+/// grad (of the input's shape) as the gradient of `like`: summed over the dimensions `like` broadcasts along, of its
+/// dtype and on its device.
+at::Tensor reduce_like(const at::Tensor& grad, const at::Tensor& like) {
+  const at::Tensor summed = at::sum_to(grad, like.sizes());
+  return summed.scalar_type() == like.scalar_type() && summed.device() == like.device()
+             ? summed
+             : summed.to(like.device(), like.scalar_type());
+}
+
+/// The gradients of bce_with_logits from torch operators, differentiable. With c = 1 + (p - 1) t and
+/// s = softplus(-x): d/dx = w ((1 - t) - c sigmoid(-x)), d/dt = w (-x + (p - 1) s), d/dw = (1 - t) x + c s,
+/// d/dp = w t s, each times the upstream gradient of the element. want: x, t, w, p; w and p may be undefined.
+std::array<at::Tensor, 4> bce_composite_grads(const at::Tensor& g, const std::array<at::Tensor, 4>& saved,
+                                              std::int64_t reduction, const std::array<bool, 4>& want) {
+  const at::Tensor& x = saved[0];
+  const auto as_x = [&](const at::Tensor& v) { return v.defined() ? v.to(x.device(), x.scalar_type()) : v; };
+  const at::Tensor t = as_x(saved[1]), w = as_x(saved[2]), p = as_x(saved[3]);
+  const at::Tensor up = per_element(g, x, reduction);
+  const at::Tensor weighted = w.defined() ? up * w : up;
+  const at::Tensor s = at::clamp_min(-x, 0) + at::log1p(at::exp(-at::abs(x)));
+  const auto times_c = [&](const at::Tensor& v) { return p.defined() ? (1 + (p - 1) * t) * v : v; };
+  std::array<at::Tensor, 4> out;
+  if (want[0]) out[0] = ((1 - t) - times_c(at::sigmoid(-x))) * weighted;
+  if (want[1]) out[1] = (p.defined() ? (p - 1) * s - x : -x) * weighted;
+  if (want[2]) out[2] = ((1 - t) * x + times_c(s)) * up;
+  if (want[3]) out[3] = t * s * weighted;
+  for (std::size_t i = 0; i < out.size(); ++i)
+    if (out[i].defined()) out[i] = reduce_like(out[i].expand(x.sizes()), saved[i]);
+  return out;
+}
+
+class BCEWithLogitsLossBackward : public torch::autograd::Function<BCEWithLogitsLossBackward> {
+ public:
+  /// fuse: the input requires grad (else the function runs for target, weight or pos_weight alone).
+  static at::Tensor forward(AutogradContext* ctx, c10::DispatchKeySet below, const at::Tensor& input,
+                            const at::Tensor& target, const c10::optional<at::Tensor>& weight,
+                            const c10::optional<at::Tensor>& pos_weight, std::int64_t reduction, bool fuse) {
+    at::AutoDispatchBelowADInplaceOrView below_autograd;
+    ctx->saved_data["reduction"] = reduction;
+    ctx->save_for_backward(
+        {input, target, present(weight) ? *weight : at::Tensor(), present(pos_weight) ? *pos_weight : at::Tensor()});
+    if (reduction == kReductionNone || !fuse)
+      return bce_op().redispatch(below, input, target, weight, pos_weight, reduction);
+    auto [loss, grad] = bce_loss_and_grad_op().redispatch(below, input, target, weight, pos_weight, reduction);
+    ctx->saved_data["grad"] = grad;
+    return loss;
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    const std::int64_t reduction = ctx->saved_data["reduction"].toInt();
+    const auto v = ctx->get_saved_variables();
+    const std::array<at::Tensor, 4> saved{v[0], v[1], v[2], v[3]};
+    const at::Tensor& g = grads[0];
+    // needs_input_grad counts the forward's tensors that are present: input 0, target 1, then weight, pos_weight.
+    const bool has_w = saved[2].defined();
+    std::array<bool, 4> want{ctx->needs_input_grad(0), ctx->needs_input_grad(1), has_w && ctx->needs_input_grad(2),
+                             saved[3].defined() && ctx->needs_input_grad(has_w ? 3 : 2)};
+    const bool composite_input = want[0] && at::GradMode::is_enabled();
+    at::Tensor grad_input;
+    if (want[0] && !composite_input) {
+      const auto recompute = [&] {
+        return bce_backward_op().call(g, saved[0], saved[1], optional(saved[2]), optional(saved[3]), reduction);
+      };
+      grad_input = reduction == kReductionNone ? recompute() : fused_grad(ctx, g, saved[0], recompute);
+      want[0] = false;
+    }
+    auto out = want[0] || want[1] || want[2] || want[3] ? bce_composite_grads(g, saved, reduction, want)
+                                                        : std::array<at::Tensor, 4>{};
+    if (grad_input.defined()) out[0] = grad_input;
+    return {at::Tensor(), out[0], out[1], out[2], out[3], at::Tensor(), at::Tensor()};
+  }
+};
+
+bool requires_grad(const c10::optional<at::Tensor>& t) { return present(t) && t->requires_grad(); }
+
+at::Tensor bce_autograd(c10::DispatchKeySet keys, const at::Tensor& input, const at::Tensor& target,
+                        const c10::optional<at::Tensor>& weight, const c10::optional<at::Tensor>& pos_weight,
+                        std::int64_t reduction) {
+  const c10::DispatchKeySet below = keys & c10::after_autograd_keyset;
+  if (at::GradMode::is_enabled() &&
+      (input.requires_grad() || target.requires_grad() || requires_grad(weight) || requires_grad(pos_weight)))
+    return BCEWithLogitsLossBackward::apply(below, input, target, weight, pos_weight, reduction, input.requires_grad());
+  at::AutoDispatchBelowADInplaceOrView below_autograd;
+  return bce_op().redispatch(below, input, target, weight, pos_weight, reduction);
+}
+
 }  // namespace
 }  // namespace softmargin::torch_ops
 
-TORCH_LIBRARY_IMPL(softmargin, Autograd, m) { m.impl("loss", &softmargin::torch_ops::loss_autograd); }
+TORCH_LIBRARY_IMPL(softmargin, Autograd, m) {
+  m.impl("loss", &softmargin::torch_ops::loss_autograd);
+  m.impl("bce_with_logits", &softmargin::torch_ops::bce_autograd);
+}

@@ -101,7 +101,7 @@ at::Tensor loss_cuda(const at::Tensor& input, const at::Tensor& target, std::int
   const auto args = check_args("softmargin::loss", input, target, reduction, c10::DeviceType::CUDA);
   const c10::cuda::CUDAGuard guard(args.x.device());
   const StreamSpace s(args.x.device());
-  return Kernels<Kokkos::Cuda>::loss(s.space(), args);
+  return Kernels<Kokkos::Cuda, Loss::SoftMargin>::loss(s.space(), args);
 }
 
 at::Tensor backward_cuda(const at::Tensor& grad_output, const at::Tensor& input, const at::Tensor& target,
@@ -110,7 +110,7 @@ at::Tensor backward_cuda(const at::Tensor& grad_output, const at::Tensor& input,
   const auto g = check_upstream("softmargin::backward", grad_output, args);
   const c10::cuda::CUDAGuard guard(args.x.device());
   const StreamSpace s(args.x.device());
-  return Kernels<Kokkos::Cuda>::backward(s.space(), g, args);
+  return Kernels<Kokkos::Cuda, Loss::SoftMargin>::backward(s.space(), g, args);
 }
 
 std::tuple<at::Tensor, at::Tensor> loss_and_grad_cuda(const at::Tensor& input, const at::Tensor& target,
@@ -118,7 +118,38 @@ std::tuple<at::Tensor, at::Tensor> loss_and_grad_cuda(const at::Tensor& input, c
   const auto args = check_args("softmargin::loss_and_grad", input, target, reduction, c10::DeviceType::CUDA);
   const c10::cuda::CUDAGuard guard(args.x.device());
   const StreamSpace s(args.x.device());
-  return Kernels<Kokkos::Cuda>::loss_and_grad(s.space(), args);
+  return Kernels<Kokkos::Cuda, Loss::SoftMargin>::loss_and_grad(s.space(), args);
+}
+
+constexpr OpNames kBCE = op_names(Loss::BCEWithLogits);
+
+at::Tensor bce_cuda(const at::Tensor& input, const at::Tensor& target, const c10::optional<at::Tensor>& weight,
+                    const c10::optional<at::Tensor>& pos_weight, std::int64_t reduction) {
+  const auto args = check_bce_args(kBCE.loss, input, target, weight, pos_weight, reduction, c10::DeviceType::CUDA);
+  const c10::cuda::CUDAGuard guard(args.x.device());
+  const StreamSpace s(args.x.device());
+  return Kernels<Kokkos::Cuda, Loss::BCEWithLogits>::loss(s.space(), args);
+}
+
+at::Tensor bce_backward_cuda(const at::Tensor& grad_output, const at::Tensor& input, const at::Tensor& target,
+                             const c10::optional<at::Tensor>& weight, const c10::optional<at::Tensor>& pos_weight,
+                             std::int64_t reduction) {
+  const auto args = check_bce_args(kBCE.backward, input, target, weight, pos_weight, reduction, c10::DeviceType::CUDA);
+  const auto g = check_upstream(kBCE.backward, grad_output, args);
+  const c10::cuda::CUDAGuard guard(args.x.device());
+  const StreamSpace s(args.x.device());
+  return Kernels<Kokkos::Cuda, Loss::BCEWithLogits>::backward(s.space(), g, args);
+}
+
+std::tuple<at::Tensor, at::Tensor> bce_loss_and_grad_cuda(const at::Tensor& input, const at::Tensor& target,
+                                                          const c10::optional<at::Tensor>& weight,
+                                                          const c10::optional<at::Tensor>& pos_weight,
+                                                          std::int64_t reduction) {
+  const auto args =
+      check_bce_args(kBCE.loss_and_grad, input, target, weight, pos_weight, reduction, c10::DeviceType::CUDA);
+  const c10::cuda::CUDAGuard guard(args.x.device());
+  const StreamSpace s(args.x.device());
+  return Kernels<Kokkos::Cuda, Loss::BCEWithLogits>::loss_and_grad(s.space(), args);
 }
 
 /// grad[i] *= *g for every element (16-bit types multiplied in float), unless *g == 1: then every thread returns
@@ -177,4 +208,7 @@ TORCH_LIBRARY_IMPL(softmargin, CUDA, m) {
   m.impl("loss", &softmargin::torch_ops::loss_cuda);
   m.impl("backward", &softmargin::torch_ops::backward_cuda);
   m.impl("loss_and_grad", &softmargin::torch_ops::loss_and_grad_cuda);
+  m.impl("bce_with_logits", &softmargin::torch_ops::bce_cuda);
+  m.impl("bce_with_logits_backward", &softmargin::torch_ops::bce_backward_cuda);
+  m.impl("bce_with_logits_loss_and_grad", &softmargin::torch_ops::bce_loss_and_grad_cuda);
 }

@@ -1,9 +1,9 @@
 // SoftMargin for PyTorch: the operators' work on one Kokkos execution-space instance, dispatched on the dtypes.
 //
-// Kernels<Exec> finds a call's element types (x's, and the target's: x's or int8) and forwards to
-// TypedKernels<Exec, T, Y>. Those are defined in SoftMarginTorch_TypedKernels.hpp and compiled once per backend and
-// type pair, in files the build generates (python/CMakeLists.txt): the pairs compile in parallel, and the files that
-// dispatch compile no kernel.
+// Kernels<Exec, L> finds a call's element types (x's, and the target's: x's or int8) and forwards to
+// TypedKernels<Exec, T, Y, L> for loss L. Those are defined in SoftMarginTorch_TypedKernels.hpp and compiled once per
+// backend, loss and type pair, in files the build generates (python/CMakeLists.txt): the pairs compile in parallel,
+// and the files that dispatch compile no kernel.
 #ifndef SOFTMARGIN_TORCH_KERNELS_HPP
 #define SOFTMARGIN_TORCH_KERNELS_HPP
 
@@ -34,9 +34,24 @@
 
 namespace softmargin::torch_ops {
 
-/// The operators' work for x of torch element type T and a target of element type Y (T or int8_t) on Exec, for
-/// arguments that check_args (and check_upstream) accepted.
-template <class Exec, class T, class Y>
+/// The losses of the operators: softmargin::loss & co. (SoftMarginLoss) and softmargin::bce_with_logits & co.
+enum class Loss { SoftMargin, BCEWithLogits };
+
+/// The names of a loss's operators: the loss, its backward and the fused pass.
+struct OpNames {
+  const char* loss;
+  const char* backward;
+  const char* loss_and_grad;
+};
+constexpr OpNames op_names(Loss l) {
+  return l == Loss::SoftMargin ? OpNames{"softmargin::loss", "softmargin::backward", "softmargin::loss_and_grad"}
+                               : OpNames{"softmargin::bce_with_logits", "softmargin::bce_with_logits_backward",
+                                         "softmargin::bce_with_logits_loss_and_grad"};
+}
+
+/// The operators' work for loss L, x of torch element type T and a target of element type Y (T or int8_t) on Exec,
+/// for arguments that check_args or check_bce_args (and check_upstream) accepted.
+template <class Exec, class T, class Y, Loss L>
 struct TypedKernels {
   /// The loss: x's shape (reduction none) or a 0-dimensional tensor.
   static at::Tensor loss(const Exec& space, const LossArgs& a);
@@ -46,26 +61,26 @@ struct TypedKernels {
   static std::tuple<at::Tensor, at::Tensor> loss_and_grad(const Exec& space, const LossArgs& a);
 };
 
-template <class Exec>
+template <class Exec, Loss L>
 struct Kernels {
   static at::Tensor loss(const Exec& space, const LossArgs& a) {
     at::Tensor out;
-    SOFTMARGIN_DISPATCH_X_Y(a.x, a.y, "softmargin::loss",
-                            [&] { out = TypedKernels<Exec, scalar_t, target_t>::loss(space, a); });
+    SOFTMARGIN_DISPATCH_X_Y(a.x, a.y, op_names(L).loss,
+                            [&] { out = TypedKernels<Exec, scalar_t, target_t, L>::loss(space, a); });
     return out;
   }
 
   static at::Tensor backward(const Exec& space, const at::Tensor& g, const LossArgs& a) {
     at::Tensor grad;
-    SOFTMARGIN_DISPATCH_X_Y(a.x, a.y, "softmargin::backward",
-                            [&] { grad = TypedKernels<Exec, scalar_t, target_t>::backward(space, g, a); });
+    SOFTMARGIN_DISPATCH_X_Y(a.x, a.y, op_names(L).backward,
+                            [&] { grad = TypedKernels<Exec, scalar_t, target_t, L>::backward(space, g, a); });
     return grad;
   }
 
   static std::tuple<at::Tensor, at::Tensor> loss_and_grad(const Exec& space, const LossArgs& a) {
     std::tuple<at::Tensor, at::Tensor> out;
-    SOFTMARGIN_DISPATCH_X_Y(a.x, a.y, "softmargin::loss_and_grad",
-                            [&] { out = TypedKernels<Exec, scalar_t, target_t>::loss_and_grad(space, a); });
+    SOFTMARGIN_DISPATCH_X_Y(a.x, a.y, op_names(L).loss_and_grad,
+                            [&] { out = TypedKernels<Exec, scalar_t, target_t, L>::loss_and_grad(space, a); });
     return out;
   }
 };

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 
@@ -164,6 +165,24 @@ void with_views(const std::array<at::Tensor, NOut>& outs, const std::array<at::T
       break;
   }
   static_assert(kMaxRank == 4, "with_views dispatches ranks 1 to 4");
+}
+
+/// ins followed by t.
+template <std::size_t N>
+std::array<at::Tensor, N + 1> append(const std::array<at::Tensor, N>& ins, const at::Tensor& t) {
+  std::array<at::Tensor, N + 1> out;
+  std::copy(ins.begin(), ins.end(), out.begin());
+  out[N] = t;
+  return out;
+}
+
+/// f(last, others...) of the arguments (v..., last): the view of a tensor appended to a call's inputs first.
+template <class F, class... V>
+void last_first(const F& f, const V&... v) {
+  constexpr std::size_t n = sizeof...(V) - 1;
+  const auto args = std::tie(v...);
+  [&]<std::size_t... I>(std::index_sequence<I...>) { f(std::get<n>(args), std::get<I>(args)...); }
+  (std::make_index_sequence<n>{});
 }
 
 }  // namespace softmargin::torch_ops

@@ -15,7 +15,7 @@ using Host = Kokkos::DefaultHostExecutionSpace;
 at::Tensor loss_cpu(const at::Tensor& input, const at::Tensor& target, std::int64_t reduction) {
   const auto args = check_args("softmargin::loss", input, target, reduction, c10::DeviceType::CPU);
   ensure_kokkos();
-  return Kernels<Host>::loss(Host(), args);
+  return Kernels<Host, Loss::SoftMargin>::loss(Host(), args);
 }
 
 at::Tensor backward_cpu(const at::Tensor& grad_output, const at::Tensor& input, const at::Tensor& target,
@@ -23,17 +23,65 @@ at::Tensor backward_cpu(const at::Tensor& grad_output, const at::Tensor& input, 
   const auto args = check_args("softmargin::backward", input, target, reduction, c10::DeviceType::CPU);
   const auto g = check_upstream("softmargin::backward", grad_output, args);
   ensure_kokkos();
-  return Kernels<Host>::backward(Host(), g, args);
+  return Kernels<Host, Loss::SoftMargin>::backward(Host(), g, args);
 }
 
 std::tuple<at::Tensor, at::Tensor> loss_and_grad_cpu(const at::Tensor& input, const at::Tensor& target,
                                                      std::int64_t reduction) {
   const auto args = check_args("softmargin::loss_and_grad", input, target, reduction, c10::DeviceType::CPU);
   ensure_kokkos();
-  return Kernels<Host>::loss_and_grad(Host(), args);
+  return Kernels<Host, Loss::SoftMargin>::loss_and_grad(Host(), args);
+}
+
+constexpr OpNames kBCE = op_names(Loss::BCEWithLogits);
+
+at::Tensor bce_cpu(const at::Tensor& input, const at::Tensor& target, const c10::optional<at::Tensor>& weight,
+                   const c10::optional<at::Tensor>& pos_weight, std::int64_t reduction) {
+  const auto args = check_bce_args(kBCE.loss, input, target, weight, pos_weight, reduction, c10::DeviceType::CPU);
+  ensure_kokkos();
+  return Kernels<Host, Loss::BCEWithLogits>::loss(Host(), args);
+}
+
+at::Tensor bce_backward_cpu(const at::Tensor& grad_output, const at::Tensor& input, const at::Tensor& target,
+                            const c10::optional<at::Tensor>& weight, const c10::optional<at::Tensor>& pos_weight,
+                            std::int64_t reduction) {
+  const auto args = check_bce_args(kBCE.backward, input, target, weight, pos_weight, reduction, c10::DeviceType::CPU);
+  const auto g = check_upstream(kBCE.backward, grad_output, args);
+  ensure_kokkos();
+  return Kernels<Host, Loss::BCEWithLogits>::backward(Host(), g, args);
+}
+
+std::tuple<at::Tensor, at::Tensor> bce_loss_and_grad_cpu(const at::Tensor& input, const at::Tensor& target,
+                                                         const c10::optional<at::Tensor>& weight,
+                                                         const c10::optional<at::Tensor>& pos_weight,
+                                                         std::int64_t reduction) {
+  const auto args =
+      check_bce_args(kBCE.loss_and_grad, input, target, weight, pos_weight, reduction, c10::DeviceType::CPU);
+  ensure_kokkos();
+  return Kernels<Host, Loss::BCEWithLogits>::loss_and_grad(Host(), args);
+}
+
+template <class Signature>
+c10::TypedOperatorHandle<Signature> find_op(const char* name) {
+  return c10::Dispatcher::singleton().findSchemaOrThrow(name, "").typed<Signature>();
 }
 
 }  // namespace
+
+const c10::TypedOperatorHandle<BCESignature>& bce_op() {
+  static const auto op = find_op<BCESignature>(kBCE.loss);
+  return op;
+}
+
+const c10::TypedOperatorHandle<BCEBackwardSignature>& bce_backward_op() {
+  static const auto op = find_op<BCEBackwardSignature>(kBCE.backward);
+  return op;
+}
+
+const c10::TypedOperatorHandle<BCEFusedSignature>& bce_loss_and_grad_op() {
+  static const auto op = find_op<BCEFusedSignature>(kBCE.loss_and_grad);
+  return op;
+}
 
 const c10::TypedOperatorHandle<at::Tensor(const at::Tensor&, const at::Tensor&, std::int64_t)>& loss_op() {
   static const auto op = c10::Dispatcher::singleton()
@@ -79,10 +127,22 @@ TORCH_LIBRARY(softmargin, m) {
   // The library's process-wide launch settings of its CUDA kernels (softmargin::LaunchOptions), for measurements.
   m.def("set_launch_options(bool programmatic_dependent_launch=True, int blocks_per_sm=0) -> ()",
         &softmargin::torch_ops::set_launch_options);
+  m.def(
+      "bce_with_logits(Tensor input, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=1) "
+      "-> Tensor");
+  m.def(
+      "bce_with_logits_backward(Tensor grad_output, Tensor input, Tensor target, Tensor? weight=None, "
+      "Tensor? pos_weight=None, int reduction=1) -> Tensor");
+  m.def(
+      "bce_with_logits_loss_and_grad(Tensor input, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, "
+      "int reduction=1) -> (Tensor, Tensor)");
 }
 
 TORCH_LIBRARY_IMPL(softmargin, CPU, m) {
   m.impl("loss", &softmargin::torch_ops::loss_cpu);
   m.impl("backward", &softmargin::torch_ops::backward_cpu);
   m.impl("loss_and_grad", &softmargin::torch_ops::loss_and_grad_cpu);
+  m.impl("bce_with_logits", &softmargin::torch_ops::bce_cpu);
+  m.impl("bce_with_logits_backward", &softmargin::torch_ops::bce_backward_cpu);
+  m.impl("bce_with_logits_loss_and_grad", &softmargin::torch_ops::bce_loss_and_grad_cpu);
 }

@@ -3,12 +3,21 @@
 //   softmargin::loss(Tensor input, Tensor target, int reduction=1) -> Tensor
 //   softmargin::backward(Tensor grad_output, Tensor input, Tensor target, int reduction=1) -> Tensor
 //   softmargin::loss_and_grad(Tensor input, Tensor target, int reduction=1) -> (Tensor, Tensor)
+//   softmargin::bce_with_logits(Tensor input, Tensor target, Tensor? weight=None, Tensor? pos_weight=None,
+//                               int reduction=1) -> Tensor
+//   softmargin::bce_with_logits_backward(Tensor grad_output, Tensor input, Tensor target, Tensor? weight=None,
+//                                        Tensor? pos_weight=None, int reduction=1) -> Tensor
+//   softmargin::bce_with_logits_loss_and_grad(Tensor input, Tensor target, Tensor? weight=None,
+//                                             Tensor? pos_weight=None, int reduction=1) -> (Tensor, Tensor)
 //
-// reduction is torch's enumerator (0 none, 1 mean, 2 sum). The loss has the input's shape and dtype (float32 or
-// float64); the target broadcasts to the input's shape and is converted to its dtype, as in
-// torch.nn.functional.soft_margin_loss. backward and loss_and_grad return the gradient with respect to the input
-// (loss_and_grad: of the reduced loss, upstream gradient 1). softmargin::loss is differentiable with respect to the
-// input (SoftMarginTorch_Autograd.cpp): with grad enabled, its forward runs loss_and_grad.
+// reduction is torch's enumerator (0 none, 1 mean, 2 sum). The loss has the input's shape and dtype (float32,
+// float64, bfloat16 or float16); the target broadcasts to the input's shape and is converted to its dtype, as in
+// torch.nn.functional.soft_margin_loss (int8 targets are read as they are; for bce_with_logits bool targets too).
+// weight and pos_weight broadcast to the input's shape, as in torch.nn.functional.binary_cross_entropy_with_logits.
+// The backward and loss_and_grad operators return the gradient with respect to the input (loss_and_grad: of the
+// reduced loss, upstream gradient 1). softmargin::loss is differentiable with respect to the input, bce_with_logits
+// with respect to all four tensors (SoftMarginTorch_Autograd.cpp): with grad enabled and the input requiring it,
+// their forward runs the fused operator.
 #ifndef SOFTMARGIN_TORCH_OPS_HPP
 #define SOFTMARGIN_TORCH_OPS_HPP
 
@@ -29,6 +38,18 @@ const c10::TypedOperatorHandle<at::Tensor(const at::Tensor&, const at::Tensor&, 
 backward_op();
 const c10::TypedOperatorHandle<std::tuple<at::Tensor, at::Tensor>(const at::Tensor&, const at::Tensor&, std::int64_t)>&
 loss_and_grad_op();
+
+using BCESignature = at::Tensor(const at::Tensor&, const at::Tensor&, const c10::optional<at::Tensor>&,
+                                const c10::optional<at::Tensor>&, std::int64_t);
+using BCEBackwardSignature = at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&,
+                                        const c10::optional<at::Tensor>&, const c10::optional<at::Tensor>&,
+                                        std::int64_t);
+using BCEFusedSignature = std::tuple<at::Tensor, at::Tensor>(const at::Tensor&, const at::Tensor&,
+                                                             const c10::optional<at::Tensor>&,
+                                                             const c10::optional<at::Tensor>&, std::int64_t);
+const c10::TypedOperatorHandle<BCESignature>& bce_op();
+const c10::TypedOperatorHandle<BCEBackwardSignature>& bce_backward_op();
+const c10::TypedOperatorHandle<BCEFusedSignature>& bce_loss_and_grad_op();
 
 /// grad *= g in place, unless g (a 0-dimensional tensor on grad's device) is exactly 1: on CUDA one kernel on the
 /// current stream that reads g on the device and returns at once if it is 1 (no synchronization), on the CPU a test.

@@ -60,61 +60,101 @@ struct Outputs {
   }
 };
 
-template <class Exec, class T, class Y>
-at::Tensor TypedKernels<Exec, T, Y>::loss(const Exec& space, const LossArgs& a) {
+/// The input tensors of loss L and its descriptor (SoftMargin_Family.hpp): Inputs<L>::with(a, f) calls f(ins, make),
+/// ins the call's inputs (x first, the target second, then those present of weight and pos_weight) and make a function
+/// of their Views, in that order, that returns the library's descriptor of the call.
+template <Loss L>
+struct Inputs;
+
+template <>
+struct Inputs<Loss::SoftMargin> {
+  template <class F>
+  static void with(const LossArgs& a, F&& f) {
+    f(std::array<at::Tensor, 2>{a.x, a.y}, [](const auto& x, const auto& y) { return softmargin::soft_margin(x, y); });
+  }
+};
+
+template <>
+struct Inputs<Loss::BCEWithLogits> {
+  template <class F>
+  static void with(const LossArgs& a, F&& f) {
+    using softmargin::bce_with_logits;
+    const bool weight = a.weight.defined(), pos_weight = a.pos_weight.defined();
+    if (weight && pos_weight) {
+      f(std::array<at::Tensor, 4>{a.x, a.y, a.weight, a.pos_weight},
+        [](const auto& x, const auto& t, const auto& w, const auto& p) { return bce_with_logits(x, t, w, p); });
+    } else if (weight) {
+      f(std::array<at::Tensor, 3>{a.x, a.y, a.weight},
+        [](const auto& x, const auto& t, const auto& w) { return bce_with_logits(x, t, w); });
+    } else if (pos_weight) {
+      f(std::array<at::Tensor, 3>{a.x, a.y, a.pos_weight},
+        [](const auto& x, const auto& t, const auto& p) { return bce_with_logits(x, t, softmargin::no_weight, p); });
+    } else {
+      f(std::array<at::Tensor, 2>{a.x, a.y}, [](const auto& x, const auto& t) { return bce_with_logits(x, t); });
+    }
+  }
+};
+
+template <class Exec, class T, class Y, Loss L>
+at::Tensor TypedKernels<Exec, T, Y, L>::loss(const Exec& space, const LossArgs& a) {
   using O = Outputs<Exec>;
   using device = typename O::device;
   const auto r = a.reduction;
-  if (r == softmargin::Reduction::None) {
-    at::Tensor out = O::empty_like(a.x);
-    if (a.x.numel() == 0) return out;
-    with_views<T, device, Y>(std::array<at::Tensor, 1>{out}, std::array<at::Tensor, 2>{a.x, a.y},
-                             [&](auto o, auto x, auto y) { softmargin::loss(space, x, y, o, r); });
-    O::finish(space);
-    return out;
-  }
-  if (a.x.numel() == 0) return empty_reduction(a.x, r);
-  at::Tensor out = O::empty({}, a.x);
-  const typename O::template Scalar<lib_value_t<T>> o(lib_data<T>(out));
-  with_views<T, device, Y>(std::array<at::Tensor, 0>{}, std::array<at::Tensor, 2>{a.x, a.y},
-                           [&](auto x, auto y) { softmargin::loss(space, x, y, o, r); });
+  const bool none = r == softmargin::Reduction::None;
+  if (a.x.numel() == 0) return none ? O::empty_like(a.x) : empty_reduction(a.x, r);
+  at::Tensor out = none ? O::empty_like(a.x) : O::empty({}, a.x);
+  Inputs<L>::with(a, [&](const auto& ins, const auto& make) {
+    if (none) {
+      with_views<T, device, Y>(std::array<at::Tensor, 1>{out}, ins,
+                               [&](auto o, auto... in) { softmargin::loss(space, make(in...), o, r); });
+    } else {
+      const typename O::template Scalar<lib_value_t<T>> o(lib_data<T>(out));
+      with_views<T, device, Y>(std::array<at::Tensor, 0>{}, ins,
+                               [&](auto... in) { softmargin::loss(space, make(in...), o, r); });
+    }
+  });
   O::finish(space);
   return out;
 }
 
-template <class Exec, class T, class Y>
-at::Tensor TypedKernels<Exec, T, Y>::backward(const Exec& space, const at::Tensor& g, const LossArgs& a) {
+template <class Exec, class T, class Y, Loss L>
+at::Tensor TypedKernels<Exec, T, Y, L>::backward(const Exec& space, const at::Tensor& g, const LossArgs& a) {
   using O = Outputs<Exec>;
   using device = typename O::device;
   at::Tensor grad = O::empty_like(a.x);
   if (a.x.numel() == 0) return grad;
   const auto r = a.reduction;
-  if (r == softmargin::Reduction::None) {
-    with_views<T, device, Y>(std::array<at::Tensor, 1>{grad}, std::array<at::Tensor, 3>{a.x, a.y, g},
-                             [&](auto gx, auto x, auto y, auto up) { softmargin::backward(space, x, y, up, gx, r); });
-  } else {
-    const typename O::template Scalar<const lib_value_t<T>> up(lib_data<T>(g));
-    with_views<T, device, Y>(std::array<at::Tensor, 1>{grad}, std::array<at::Tensor, 2>{a.x, a.y},
-                             [&](auto gx, auto x, auto y) { softmargin::backward(space, x, y, up, gx, r); });
-  }
+  Inputs<L>::with(a, [&](const auto& ins, const auto& make) {
+    if (r == softmargin::Reduction::None) {  // g of x's shape: the last input
+      with_views<T, device, Y>(std::array<at::Tensor, 1>{grad}, append(ins, g), [&](auto gx, auto... in) {
+        last_first([&](auto up, auto... v) { softmargin::backward(space, make(v...), up, gx, r); }, in...);
+      });
+    } else {
+      const typename O::template Scalar<const lib_value_t<T>> up(lib_data<T>(g));
+      with_views<T, device, Y>(std::array<at::Tensor, 1>{grad}, ins,
+                               [&](auto gx, auto... in) { softmargin::backward(space, make(in...), up, gx, r); });
+    }
+  });
   O::finish(space);
   return grad;
 }
 
-template <class Exec, class T, class Y>
-std::tuple<at::Tensor, at::Tensor> TypedKernels<Exec, T, Y>::loss_and_grad(const Exec& space, const LossArgs& a) {
+template <class Exec, class T, class Y, Loss L>
+std::tuple<at::Tensor, at::Tensor> TypedKernels<Exec, T, Y, L>::loss_and_grad(const Exec& space, const LossArgs& a) {
   using O = Outputs<Exec>;
   using device = typename O::device;
   const auto r = a.reduction;
-  TORCH_CHECK(r != softmargin::Reduction::None,
-              "softmargin::loss_and_grad: reduction none has no scalar loss; use softmargin::loss and "
-              "softmargin::backward");
+  constexpr OpNames names = op_names(L);
+  TORCH_CHECK(r != softmargin::Reduction::None, names.loss_and_grad, ": reduction none has no scalar loss; use ",
+              names.loss, " and ", names.backward);
   at::Tensor grad = O::empty_like(a.x);
   if (a.x.numel() == 0) return {empty_reduction(a.x, r), grad};
   at::Tensor out = O::empty({}, a.x);
   const typename O::template Scalar<lib_value_t<T>> o(lib_data<T>(out));
-  with_views<T, device, Y>(std::array<at::Tensor, 1>{grad}, std::array<at::Tensor, 2>{a.x, a.y},
-                           [&](auto gx, auto x, auto y) { softmargin::loss_and_grad(space, x, y, o, gx, r); });
+  Inputs<L>::with(a, [&](const auto& ins, const auto& make) {
+    with_views<T, device, Y>(std::array<at::Tensor, 1>{grad}, ins,
+                             [&](auto gx, auto... in) { softmargin::loss_and_grad(space, make(in...), o, gx, r); });
+  });
   O::finish(space);
   return {out, grad};
 }

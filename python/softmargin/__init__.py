@@ -1,13 +1,18 @@
-"""SoftMarginLoss for PyTorch, computed by the SoftMargin library (Kokkos): a drop-in for torch.nn.SoftMarginLoss.
+"""SoftMarginLoss and BCEWithLogitsLoss for PyTorch, computed by the SoftMargin library (Kokkos): drop-ins for
+torch.nn.SoftMarginLoss and torch.nn.BCEWithLogitsLoss.
 
     from softmargin import SoftMarginLoss, soft_margin_loss
     loss = SoftMarginLoss()(x, y)                    # as torch.nn.SoftMarginLoss(reduction='mean')(x, y)
     loss = soft_margin_loss(x, y, reduction="sum")   # as torch.nn.functional.soft_margin_loss
+    loss = BCEWithLogitsLoss(pos_weight=p)(x, t)     # as torch.nn.BCEWithLogitsLoss
+    loss = binary_cross_entropy_with_logits(x, t, weight=w)  # as torch.nn.functional's
 
 One fused, numerically stable pass: finite where PyTorch overflows (x = 100, y = -1 gives 100, PyTorch inf), and
 with x requiring grad the forward computes the gradient in the same pass. CPU tensors run on Kokkos' host backend,
 CUDA tensors on torch's current stream. x is float32, float64, bfloat16 or float16 (computed in float, or double for
-float64, and rounded once to x's dtype); y broadcasts to x's shape and is converted to its dtype, as in PyTorch. The operators are torch.ops.softmargin.{loss, backward, loss_and_grad}.
+float64, and rounded once to x's dtype); y broadcasts to x's shape and is converted to its dtype, as in PyTorch
+(weight and pos_weight too). The operators are torch.ops.softmargin.{loss, backward, loss_and_grad} and
+{bce_with_logits, bce_with_logits_backward, bce_with_logits_loss_and_grad}.
 """
 
 import importlib
@@ -40,9 +45,11 @@ torch.ops.load_library(os.path.join(os.path.dirname(os.path.abspath(__file__)), 
 
 from . import _fake  # noqa: E402  (fake kernels for torch.compile, torch >= 2.2)
 
-__all__ = ["SoftMarginLoss", "soft_margin_loss", "set_launch_options", "build_info"]
+__all__ = ["SoftMarginLoss", "soft_margin_loss", "BCEWithLogitsLoss", "binary_cross_entropy_with_logits",
+           "set_launch_options", "build_info"]
 
 _loss = torch.ops.softmargin.loss.default  # looked up once: attribute lookups on torch.ops cost per call
+_bce = torch.ops.softmargin.bce_with_logits.default
 _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
 
 # The lean entry (softmargin._entry, where the build found Python's headers) calls the same operator without
@@ -71,6 +78,21 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
     if _is_compiling():
         return _loss(input, target, code)
     return _call(input, target, code)
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean",
+                                     pos_weight=None):
+    """torch.nn.functional.binary_cross_entropy_with_logits on the SoftMargin library: same arguments, same result
+    (computed in float, or double for float64, and rounded once to the input's dtype). target has the input's shape
+    (ValueError otherwise, as in PyTorch) and holds soft labels of any real dtype (converted to the input's) or bool
+    or int8 labels (read as they are; PyTorch refuses those); weight and pos_weight broadcast to the input's shape.
+    Differentiable with respect to input, target, weight and pos_weight."""
+    code = _REDUCTIONS.get(reduction)
+    if code is None or size_average is not None or reduce is not None:
+        code = _reduction_code(size_average, reduce, reduction)
+    if target.size() != input.size():
+        raise ValueError(f"Target size ({target.size()}) must be the same as input size ({input.size()})")
+    return _bce(input, target, weight, pos_weight, code)
 
 
 def _reduction_code(size_average, reduce, reduction):
@@ -108,3 +130,12 @@ class SoftMarginLoss(torch.nn.SoftMarginLoss):
         if _is_compiling():
             return _loss(input, target, code)
         return _call(input, target, code)
+
+
+class BCEWithLogitsLoss(torch.nn.BCEWithLogitsLoss):
+    """torch.nn.BCEWithLogitsLoss on the SoftMargin library (a subclass: same constructor, same attributes and
+    buffers weight and pos_weight)."""
+
+    def forward(self, input, target):
+        return binary_cross_entropy_with_logits(input, target, self.weight, reduction=self.reduction,
+                                                pos_weight=self.pos_weight)

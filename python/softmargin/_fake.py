@@ -1,21 +1,26 @@
-"""Fake (meta) kernels of the softmargin operators: output shapes, dtypes and strides without computing, so that
-torch.compile and torch.export can trace them (torch >= 2.4: torch.library.register_fake; 2.2 and 2.3:
-torch.library.impl_abstract; older torch has neither, and needs none). They allocate as the real kernels do: the
-loss of reduction none and the gradients like the input (empty_like), reduced losses 0-dimensional."""
+"""Fake (meta) kernels of the softmargin operators (SoftMarginLoss's and BCEWithLogitsLoss's): output shapes, dtypes
+and strides without computing, so that torch.compile and torch.export can trace them (torch >= 2.4:
+torch.library.register_fake; 2.2 and 2.3: torch.library.impl_abstract; older torch has neither, and needs none). They
+allocate as the real kernels do: the loss of reduction none and the gradients like the input (empty_like), reduced
+losses 0-dimensional."""
 
 import torch
 
 _register = getattr(torch.library, "register_fake", None) or getattr(torch.library, "impl_abstract", None)
 
 
-def _check(input, target, reduction):
+def _check(input, target, reduction, *others):
+    """The operators' checks of shapes, dtypes and reduction; others: weight and pos_weight (None when absent)."""
     torch._check(input.dtype in (torch.float32, torch.float64, torch.bfloat16, torch.float16),
                  lambda: f"softmargin: input has dtype {input.dtype}; SoftMargin computes float32, float64, bfloat16 "
                  "and float16 inputs")
     torch._check(reduction in (0, 1, 2), lambda: f"softmargin: reduction = {reduction} is not a valid value")
-    shape = torch.broadcast_shapes(input.shape, target.shape)
-    torch._check(shape == input.shape,
-                 lambda: f"output with shape {list(input.shape)} doesn't match the broadcast shape {list(shape)}")
+    for other in (target,) + others:
+        if other is None:
+            continue
+        shape = torch.broadcast_shapes(input.shape, other.shape)
+        torch._check(shape == input.shape,
+                     lambda: f"output with shape {list(input.shape)} doesn't match the broadcast shape {list(shape)}")
 
 
 if _register is not None:
@@ -34,4 +39,21 @@ if _register is not None:
     def _loss_and_grad_fake(input, target, reduction=1):
         _check(input, target, reduction)
         torch._check(reduction != 0, lambda: "softmargin::loss_and_grad: reduction none has no scalar loss")
+        return input.new_empty(()), torch.empty_like(input)
+
+    @_register("softmargin::bce_with_logits")
+    def _bce_fake(input, target, weight=None, pos_weight=None, reduction=1):
+        _check(input, target, reduction, weight, pos_weight)
+        return torch.empty_like(input) if reduction == 0 else input.new_empty(())
+
+    @_register("softmargin::bce_with_logits_backward")
+    def _bce_backward_fake(grad_output, input, target, weight=None, pos_weight=None, reduction=1):
+        _check(input, target, reduction, weight, pos_weight)
+        return torch.empty_like(input)
+
+    @_register("softmargin::bce_with_logits_loss_and_grad")
+    def _bce_loss_and_grad_fake(input, target, weight=None, pos_weight=None, reduction=1):
+        _check(input, target, reduction, weight, pos_weight)
+        torch._check(reduction != 0,
+                     lambda: "softmargin::bce_with_logits_loss_and_grad: reduction none has no scalar loss")
         return input.new_empty(()), torch.empty_like(input)

@@ -106,4 +106,35 @@ TEST(TEST_CATEGORY, mpi_nan_on_one_rank_gives_nan_everywhere) {
   }
 }
 
+TEST(TEST_CATEGORY, mpi_mean_over_a_callers_count) {
+  // The global sum divided by a count the caller gives (here three times the elements, as over three micro-batches),
+  // in every form; the gradient is scaled alike. A count in a View is refused on every rank.
+  const std::uint64_t seed = shared_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const Problem<double> p(seed, 23, 41, true);
+  const double count = 3.0 * static_cast<double>(p.rows * p.cols);
+  const Exec space;
+  const double expect = softmargin::loss(space, p.x, p.y, Reduction::Sum) / count;
+  const double tol = tolerance<double>();
+  EXPECT_TRUE(close(loss(MPI_COMM_WORLD, space, p.lx, p.ly, mean_over(count)), expect, tol));
+  for (Transport t : transports()) {
+    Kokkos::View<double, Mem> result("result");
+    loss(with(t), space, p.lx, p.ly, result, mean_over(count));
+    EXPECT_TRUE(close(value_of(result), expect, tol)) << to_string(t);
+  }
+  Request request = iloss(MPI_COMM_WORLD, space, p.lx, p.ly, Kokkos::View<double, Mem>("r"), mean_over(count));
+  EXPECT_TRUE(close(request.wait(), expect, tol));
+  Kokkos::View<double**, Mem> grad("grad", p.lx.extent(0), p.cols), one("one", p.lx.extent(0), p.cols);
+  const double fused = loss_and_grad(MPI_COMM_WORLD, space, p.lx, p.ly, grad, mean_over(count));
+  EXPECT_TRUE(close(fused, expect, tol));
+  softmargin::backward(space, p.lx, p.ly, 1.0 / count, one, Reduction::Sum);  // the local gradient, scaled by hand
+  backward(MPI_COMM_WORLD, space, p.lx, p.ly, 1.0, grad, mean_over(count));
+  const auto a = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), grad);
+  const auto b = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), one);
+  for (std::size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a.data()[i], b.data()[i], 1e-15) << i;
+  Kokkos::View<double, Mem> device_count("count");
+  EXPECT_THROW(loss(MPI_COMM_WORLD, space, p.lx, p.ly, mean_over(device_count)), std::invalid_argument);
+  EXPECT_THROW(loss(MPI_COMM_WORLD, space, p.lx, p.ly, mean_over(0.0)), std::invalid_argument);
+}
+
 }  // namespace softmargin::mpi::test

@@ -38,7 +38,7 @@ struct Backend<Kokkos::Cuda> {
   /// workspace, the latency shape where n allows it.
   template <class Index, class Op, class RV>
   static void reduce(const Kokkos::Cuda& space, const Op& op, std::size_t n, const RV& result,
-                     typename Op::accum_type divisor) {
+                     const Divisor<typename Op::accum_type>& divisor) {
     using namespace CudaNative;
     using A = typename Op::accum_type;
     const bool packed = use_packs(op);

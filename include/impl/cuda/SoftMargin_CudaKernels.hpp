@@ -59,14 +59,14 @@ __device__ __forceinline__ A block_sum(A v, A* warp_sums) {
 template <class Op, class RV, class Index, int MinBlocks, int Unroll>
 __global__ void __launch_bounds__(kBlock, MinBlocks)
     reduce_kernel(const Op op, const RV result, typename Op::accum_type* partials, unsigned* ticket, const Index n,
-                  const typename Op::accum_type divisor, const bool packed) {
+                  const Divisor<typename Op::accum_type> divisor, const bool packed) {
   using A = typename Op::accum_type;
   __shared__ A warp_sums[kBlock / 32];
   stream_order_prologue();
   const A sum = block_sum(for_share<Unroll>(op, n, packed, GridShareOf<Index>()), warp_sums);
   if (gridDim.x == 1) {  // one block: nothing to combine
     if (threadIdx.x == 0)
-      result() = Hardware<Kokkos::Cuda>::template round_to<typename RV::non_const_value_type>(sum / divisor);
+      result() = Hardware<Kokkos::Cuda>::template round_to<typename RV::non_const_value_type>(sum / divisor.get());
     return;
   }
   if (threadIdx.x >= 32) return;  // warp 0 holds the block's sum (lane 0); the rest of the block is done
@@ -96,7 +96,7 @@ __global__ void __launch_bounds__(kBlock, MinBlocks)
   }
   for (int o = 16; o > 0; o >>= 1) total += __shfl_down_sync(0xffffffffu, total, o);
   if (threadIdx.x == 0) {
-    result() = Hardware<Kokkos::Cuda>::template round_to<typename RV::non_const_value_type>(total / divisor);
+    result() = Hardware<Kokkos::Cuda>::template round_to<typename RV::non_const_value_type>(total / divisor.get());
     *ticket = 0u;
   }
 }

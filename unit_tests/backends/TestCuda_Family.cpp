@@ -1,0 +1,2 @@
+#include <TestCuda_Category.hpp>
+#include <TestFamily.hpp>

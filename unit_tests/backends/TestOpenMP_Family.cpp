@@ -1,0 +1,2 @@
+#include <TestOpenMP_Category.hpp>
+#include <TestFamily.hpp>

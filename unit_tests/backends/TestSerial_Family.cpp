@@ -1,0 +1,2 @@
+#include <TestSerial_Category.hpp>
+#include <TestFamily.hpp>
