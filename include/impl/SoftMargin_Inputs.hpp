@@ -10,8 +10,10 @@
 #include <string>
 #include <type_traits>
 
+#include "SoftMargin_BCEWithLogits.hpp"
 #include "SoftMargin_Checks.hpp"
 #include "SoftMargin_Elements.hpp"
+#include "SoftMargin_Pairwise.hpp"
 #include "SoftMargin_Views.hpp"
 #include "SoftMargin_Weighted.hpp"
 

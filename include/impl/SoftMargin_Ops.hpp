@@ -12,10 +12,12 @@
 #include <Kokkos_Core.hpp>
 #include <type_traits>
 
+#include "SoftMargin_BCEWithLogits.hpp"
 #include "SoftMargin_Elements.hpp"
 #include "SoftMargin_Math.hpp"
 #include "SoftMargin_OpTypes.hpp"
 #include "SoftMargin_Packs.hpp"
+#include "SoftMargin_Pairwise.hpp"
 #include "SoftMargin_Values.hpp"
 #include "SoftMargin_Views.hpp"
 #include "SoftMargin_Weighted.hpp"
