@@ -15,6 +15,9 @@ command -v mpiexec >/dev/null || need+=(openmpi-bin)
 # The Python package's check (scripts/wheel_check.sh): a venv of /usr/bin/python3, into which PyTorch, the build
 # backend and the test tools come from PyPI (python/requirements-ci.txt).
 /usr/bin/python3 -c "import ensurepip, venv" 2>/dev/null || need+=(python3-venv)
+# Python's headers: the package's lean entry (softmargin._entry) and torch.compile's C++ kernels on the CPU.
+/usr/bin/python3 -c "import os, sysconfig; assert os.path.isfile(sysconfig.get_paths()['include'] + '/Python.h')" \
+  2>/dev/null || need+=(python3-dev)
 # The aarch64 cross build (preset aarch64): Debian's cross compiler and its OpenMP runtime, and qemu-user to run
 # what it builds; GoogleTest is built from /usr/src/googletest with the cross compiler.
 if [ "${1:-}" = aarch64 ]; then
