@@ -45,8 +45,7 @@ if(_sm_want_cuda STREQUAL "OFF")
 elseif(NOT SoftMarginTorch_CUDA)
   set(_sm_why "CPU build: torch ${SoftMarginTorch_VERSION} has no CUDA")
 elseif(NOT SOFTMARGIN_NVCC)
-  set(_sm_why "CPU build: torch ${SoftMarginTorch_VERSION} has CUDA ${SoftMarginTorch_CUDA_VERSION}, but nvcc is not "
-              "found (PATH, CUDA_HOME, /usr/local/cuda)")
+  set(_sm_why "CPU build: torch ${SoftMarginTorch_VERSION} has CUDA ${SoftMarginTorch_CUDA_VERSION}, but nvcc is not found (PATH, CUDA_HOME, /usr/local/cuda)")
 else()
   set(_sm_cuda ON)
 endif()
@@ -86,8 +85,7 @@ if(_sm_cuda)
     message(FATAL_ERROR "SoftMargin: compute capability ${_sm_cc} (${_sm_source}) has no Kokkos architecture; Kokkos "
                         "knows 60 61 70 72 75 80 86 87 89 90 100 120 (pass SOFTMARGIN_CUDA_ARCH, the nearest below)")
   endif()
-  set(_sm_why "CUDA build for ${_sm_arch} (${_sm_source}; torch CUDA ${SoftMarginTorch_CUDA_VERSION}, nvcc "
-              "${SOFTMARGIN_NVCC})")
+  set(_sm_why "CUDA build for ${_sm_arch} (${_sm_source}; torch CUDA ${SoftMarginTorch_CUDA_VERSION}, nvcc ${SOFTMARGIN_NVCC})")
   set(_sm_backends "SERIAL;CUDA")
   # The library holds the host passes of every algorithm (few and quick to compile); the CUDA operators compile the
   # native kernels they run (softmargin::auto_only) rather than link every algorithm's, a third of the device code.
