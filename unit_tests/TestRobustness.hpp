@@ -207,7 +207,7 @@ TEST(TEST_CATEGORY, double_mean_finite_where_the_sum_overflows) {
     loss(RExec(), x, y, r, mean_over(count), a);
     Kokkos::deep_copy(got, r);
     expect_big(got);
-    loss_and_grad(RExec(), x, y, r, grad, Reduction::Mean, a);
+    loss_and_grad(RExec(), x, y, r, grad, Reduction::Mean, 1.0, a);
     Kokkos::deep_copy(got, r);
     expect_big(got);
     loss(RExec(), x2s, y2s, r, Reduction::Mean, a);
