@@ -88,7 +88,7 @@ if(_sm_cuda)
   set(_sm_why "CUDA build for ${_sm_arch} (${_sm_source}; torch CUDA ${SoftMarginTorch_CUDA_VERSION}, nvcc ${SOFTMARGIN_NVCC})")
   set(_sm_backends "SERIAL;CUDA")
   # The library holds the host passes of every algorithm (few and quick to compile); the CUDA operators compile the
-  # native kernels they run (softmargin::auto_only) rather than link every algorithm's, a third of the device code.
+  # native kernels they run (softmargin::auto_only) rather than link those of all three algorithms.
   set(_sm_eti "Serial")
   get_filename_component(_sm_nvcc_dir "${SOFTMARGIN_NVCC}" DIRECTORY)
   set(ENV{PATH} "${_sm_nvcc_dir}:$ENV{PATH}")  # Kokkos' nvcc_wrapper calls nvcc

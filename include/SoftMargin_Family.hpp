@@ -90,7 +90,8 @@ using family_result_t = host_result_t<value_t<typename In::first_view>>;
 template <class ExecSpace, class In, class OutView, class Alg = Algorithm>
 requires(Kokkos::is_execution_space_v<ExecSpace>&& Impl::is_inputs_v<In>&& Kokkos::is_view_v<OutView>&&
              Impl::is_algorithm_v<Alg>) void loss(const ExecSpace& space, const In& in, const OutView& out,
-                                                  ReduceBy reduction = Reduction::Mean, Alg algorithm = Algorithm::Auto) {
+                                                  ReduceBy reduction = Reduction::Mean,
+                                                  Alg algorithm = Algorithm::Auto) {
   if constexpr (In::template check_types<ExecSpace>() &&
                 Impl::check_loss_output_type<ExecSpace, typename In::first_view, OutView>())
     Impl::loss_pass(space, in, out, reduction, algorithm);
@@ -141,15 +142,11 @@ requires(Impl::is_inputs_v<In> && !Impl::is_reduction_arg_v<G>) void backward(co
 template <class ExecSpace, class In, class LossView, class G, class Upstream = Impl::family_result_t<In>,
           class Alg = Algorithm>
 requires(Kokkos::is_execution_space_v<ExecSpace>&& Impl::is_inputs_v<In>&& Kokkos::is_view_v<LossView> &&
-         !Impl::is_reduction_arg_v<G> && Impl::is_algorithm_v<Alg>) void loss_and_grad(const ExecSpace& space,
-                                                                                      const In& in,
-                                                                                      const LossView& loss_out,
-                                                                                      const G& grad,
-                                                                                      ReduceBy reduction =
-                                                                                          Reduction::Mean,
-                                                                                      const Upstream& grad_loss =
-                                                                                          Upstream(1),
-                                                                                      Alg algorithm = Algorithm::Auto) {
+         !Impl::is_reduction_arg_v<G> &&
+         Impl::is_algorithm_v<Alg>) void loss_and_grad(const ExecSpace& space, const In& in, const LossView& loss_out,
+                                                       const G& grad, ReduceBy reduction = Reduction::Mean,
+                                                       const Upstream& grad_loss = Upstream(1),
+                                                       Alg algorithm = Algorithm::Auto) {
   using X = typename In::first_view;
   if constexpr (In::template check_types<ExecSpace>() && Impl::check_loss_output_type<ExecSpace, X, LossView>() &&
                 Impl::check_grads_type<ExecSpace, In, G>() &&

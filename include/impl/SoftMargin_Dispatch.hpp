@@ -160,7 +160,7 @@ void Reduce<Exec, Op, RV>::run_with(const Exec& space, const Op& op, std::size_t
   auto divisor = divisor_of<A>(reduction, n);
   Op scaled = op;
   if constexpr (decltype(op.sum_scale)::enabled) {
-    if (reduction.has_count() || reduction.reduction() == Reduction::Mean) {  // a mean: scaled (SumScale)
+    if (reduction.has_count() || reduction.reduction() == Reduction::Mean) {               // a mean: scaled (SumScale)
       scaled.sum_scale.factor = std::ldexp(1.0, -std::ilogb(static_cast<double>(n)) - 1);  // 2^-k, 2^k > n
       divisor.value *= scaled.sum_scale.factor;
       divisor.count_scale = scaled.sum_scale.factor;

@@ -60,8 +60,10 @@ struct SumScale {
   double factor = 1;
   template <class A>
   KOKKOS_FORCEINLINE_FUNCTION A operator()(const A l) const {
-    if constexpr (enabled) return l * factor;
-    else return l;
+    if constexpr (enabled)
+      return l * factor;
+    else
+      return l;
   }
   template <class P>
   KOKKOS_FORCEINLINE_FUNCTION void apply(P& pack) const {

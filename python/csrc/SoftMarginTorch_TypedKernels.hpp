@@ -108,8 +108,9 @@ at::Tensor TypedKernels<Exec, T, Y, L>::loss(const Exec& space, const LossArgs& 
   at::Tensor out = none ? O::empty_like(a.x) : O::empty({}, a.x);
   Inputs<L>::with(a, [&](const auto& ins, const auto& make) {
     if (none) {
-      with_views<T, device, Y>(std::array<at::Tensor, 1>{out}, ins,
-                               [&](auto o, auto... in) { softmargin::loss(space, make(in...), o, r, softmargin::auto_only); });
+      with_views<T, device, Y>(std::array<at::Tensor, 1>{out}, ins, [&](auto o, auto... in) {
+        softmargin::loss(space, make(in...), o, r, softmargin::auto_only);
+      });
     } else {
       const typename O::template Scalar<lib_value_t<T>> o(lib_data<T>(out));
       with_views<T, device, Y>(std::array<at::Tensor, 0>{}, ins,
@@ -130,15 +131,15 @@ at::Tensor TypedKernels<Exec, T, Y, L>::backward(const Exec& space, const at::Te
   Inputs<L>::with(a, [&](const auto& ins, const auto& make) {
     if (r == softmargin::Reduction::None) {  // g of x's shape: the last input
       with_views<T, device, Y>(std::array<at::Tensor, 1>{grad}, append(ins, g), [&](auto gx, auto... in) {
-        last_first([&](auto up, auto... v) { softmargin::backward(space, make(v...), up, gx, r, softmargin::auto_only); },
-                   in...);
+        last_first(
+            [&](auto up, auto... v) { softmargin::backward(space, make(v...), up, gx, r, softmargin::auto_only); },
+            in...);
       });
     } else {
       const typename O::template Scalar<const lib_value_t<T>> up(lib_data<T>(g));
-      with_views<T, device, Y>(std::array<at::Tensor, 1>{grad}, ins,
-                               [&](auto gx, auto... in) {
-                                 softmargin::backward(space, make(in...), up, gx, r, softmargin::auto_only);
-                               });
+      with_views<T, device, Y>(std::array<at::Tensor, 1>{grad}, ins, [&](auto gx, auto... in) {
+        softmargin::backward(space, make(in...), up, gx, r, softmargin::auto_only);
+      });
     }
   });
   O::finish(space);
