@@ -87,10 +87,11 @@ using family_result_t = host_result_t<value_t<typename In::first_view>>;
 }  // namespace Impl
 
 /// The loss of a family member (see the file comment), as loss(space, x, y, out, ...).
-template <class ExecSpace, class In, class OutView>
-requires(Kokkos::is_execution_space_v<ExecSpace>&& Impl::is_inputs_v<In>&& Kokkos::is_view_v<OutView>) void loss(
-    const ExecSpace& space, const In& in, const OutView& out, ReduceBy reduction = Reduction::Mean,
-    Algorithm algorithm = Algorithm::Auto) {
+template <class ExecSpace, class In, class OutView, class Alg = Algorithm>
+requires(Kokkos::is_execution_space_v<ExecSpace>&& Impl::is_inputs_v<In>&& Kokkos::is_view_v<OutView>&&
+             Impl::is_algorithm_v<Alg>) void loss(const ExecSpace& space, const In& in, const OutView& out,
+                                                  ReduceBy reduction = Reduction::Mean,
+                                                  Alg algorithm = Algorithm::Auto) {
   if constexpr (In::template check_types<ExecSpace>() &&
                 Impl::check_loss_output_type<ExecSpace, typename In::first_view, OutView>())
     Impl::loss_pass(space, in, out, reduction, algorithm);
@@ -120,11 +121,11 @@ requires(Kokkos::is_execution_space_v<ExecSpace>&& Impl::is_inputs_v<In>) Impl::
 
 /// The gradient of a family member with respect to its first input (both inputs for pairwise: grads(grad_a, grad_b)),
 /// as backward(space, x, y, grad_loss, grad_x, ...).
-template <class ExecSpace, class In, class Upstream, class G>
-requires(Kokkos::is_execution_space_v<ExecSpace>&& Impl::is_inputs_v<In> &&
-         !Impl::is_reduction_arg_v<G>) void backward(const ExecSpace& space, const In& in, const Upstream& grad_loss,
-                                                     const G& grad, ReduceBy reduction = Reduction::Mean,
-                                                     Algorithm algorithm = Algorithm::Auto) {
+template <class ExecSpace, class In, class Upstream, class G, class Alg = Algorithm>
+requires(Kokkos::is_execution_space_v<ExecSpace>&& Impl::is_inputs_v<In> && !Impl::is_reduction_arg_v<G> &&
+         Impl::is_algorithm_v<Alg>) void backward(const ExecSpace& space, const In& in, const Upstream& grad_loss,
+                                                  const G& grad, ReduceBy reduction = Reduction::Mean,
+                                                  Alg algorithm = Algorithm::Auto) {
   if constexpr (In::template check_types<ExecSpace>() && Impl::check_grads_type<ExecSpace, In, G>() &&
                 Impl::check_upstream_type<ExecSpace, typename In::first_view, Upstream, true>())
     Impl::backward_pass(space, in, grad_loss, grad, reduction, algorithm);
@@ -138,13 +139,14 @@ requires(Impl::is_inputs_v<In> && !Impl::is_reduction_arg_v<G>) void backward(co
 }
 
 /// The reduced loss of a family member and its gradient in one pass, as loss_and_grad(space, x, y, loss_out, ...).
-template <class ExecSpace, class In, class LossView, class G, class Upstream = Impl::family_result_t<In>>
+template <class ExecSpace, class In, class LossView, class G, class Upstream = Impl::family_result_t<In>,
+          class Alg = Algorithm>
 requires(Kokkos::is_execution_space_v<ExecSpace>&& Impl::is_inputs_v<In>&& Kokkos::is_view_v<LossView> &&
-         !Impl::is_reduction_arg_v<G>) void loss_and_grad(const ExecSpace& space, const In& in,
-                                                          const LossView& loss_out, const G& grad,
-                                                          ReduceBy reduction = Reduction::Mean,
-                                                          const Upstream& grad_loss = Upstream(1),
-                                                          Algorithm algorithm = Algorithm::Auto) {
+         !Impl::is_reduction_arg_v<G> &&
+         Impl::is_algorithm_v<Alg>) void loss_and_grad(const ExecSpace& space, const In& in, const LossView& loss_out,
+                                                       const G& grad, ReduceBy reduction = Reduction::Mean,
+                                                       const Upstream& grad_loss = Upstream(1),
+                                                       Alg algorithm = Algorithm::Auto) {
   using X = typename In::first_view;
   if constexpr (In::template check_types<ExecSpace>() && Impl::check_loss_output_type<ExecSpace, X, LossView>() &&
                 Impl::check_grads_type<ExecSpace, In, G>() &&

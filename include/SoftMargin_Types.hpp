@@ -92,6 +92,12 @@ enum class Algorithm {
                 ///< programmatic dependent launch); TeamScratch on other backends
 };
 
+/// Algorithm::Auto fixed at compile time, for the family's non-blocking passes (softmargin::auto_only in place of an
+/// Algorithm): such a call compiles the kernels of the backend's Auto alone, where a run-time Algorithm compiles those
+/// of every algorithm (the PyTorch operators use it: one algorithm's kernels of three).
+struct AutoOnly {};
+inline constexpr AutoOnly auto_only{};
+
 inline const char* to_string(Reduction r) {
   switch (r) {
     case Reduction::None:

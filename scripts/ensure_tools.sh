@@ -12,18 +12,12 @@ command -v python3 >/dev/null || need+=(python3)
 command -v mpicxx >/dev/null || need+=(libopenmpi-dev)
 command -v mpiexec >/dev/null || need+=(openmpi-bin)
 [ -d /usr/src/googletest ] || [ -f /usr/lib/x86_64-linux-gnu/cmake/GTest/GTestConfig.cmake ] || need+=(libgtest-dev)
-# The PyTorch operators (python/) and their pytest suite (hypothesis: its property tests): Debian's torch 1.13 (CPU)
-# for /usr/bin/python3.
-[ -f /usr/include/torch/library.h ] || need+=(libtorch-dev)
-/usr/bin/python3 -c "import torch" 2>/dev/null || need+=(python3-torch)
-/usr/bin/python3 -c "import pytest" 2>/dev/null || need+=(python3-pytest)
-/usr/bin/python3 -c "import hypothesis" 2>/dev/null || need+=(python3-hypothesis)
-# The Python package's build and check (scripts/wheel_check.sh): offline, without build isolation.
-/usr/bin/python3 -c "import setuptools" 2>/dev/null || need+=(python3-setuptools)
-/usr/bin/python3 -c "import wheel" 2>/dev/null || need+=(python3-wheel)
-/usr/bin/python3 -c "import build" 2>/dev/null || need+=(python3-build)
-/usr/bin/python3 -c "import pip" 2>/dev/null || need+=(python3-pip)
-/usr/bin/python3 -c "import ensurepip" 2>/dev/null || need+=(python3-venv)
+# The Python package's check (scripts/wheel_check.sh): a venv of /usr/bin/python3, into which PyTorch, the build
+# backend and the test tools come from PyPI (python/requirements-ci.txt).
+/usr/bin/python3 -c "import ensurepip, venv" 2>/dev/null || need+=(python3-venv)
+# Python's headers: the package's lean entry (softmargin._entry) and torch.compile's C++ kernels on the CPU.
+/usr/bin/python3 -c "import os, sysconfig; assert os.path.isfile(sysconfig.get_paths()['include'] + '/Python.h')" \
+  2>/dev/null || need+=(python3-dev)
 # The aarch64 cross build (preset aarch64): Debian's cross compiler and its OpenMP runtime, and qemu-user to run
 # what it builds; GoogleTest is built from /usr/src/googletest with the cross compiler.
 if [ "${1:-}" = aarch64 ]; then

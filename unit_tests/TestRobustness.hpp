@@ -1,5 +1,6 @@
 // Robustness tests, compiled once per backend: concurrent calls on several execution-space instances, losses near
 // float's largest value, and a very large N (opt-in).
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <limits>
@@ -174,6 +175,52 @@ TEST(TEST_CATEGORY, losses_beyond_float_range_sum_into_double) {
     const double b = static_cast<float>(big16);
     EXPECT_NEAR(got, n * b, 1e-6 * n * b);
   }
+}
+
+/// Double losses whose sum overflows double although their mean fits: the mean, a caller's count (host and device)
+/// and the fused pass's loss are finite and right, strided too (sum scaled by a power of two, Impl::SumScale), by
+/// every algorithm; the sum itself is inf, as it is.
+TEST(TEST_CATEGORY, double_mean_finite_where_the_sum_overflows) {
+  const std::size_t n = 1003;
+  const double big = 1.0789e308;  // two of them overflow double
+  Kokkos::View<double*, RMem> x("x", n), y("y", n), grad("grad", n);
+  Kokkos::View<double**, Kokkos::LayoutLeft, RMem> x2("x2", 17, 59), y2("y2", 17, 59);
+  Kokkos::deep_copy(x, -big);
+  Kokkos::deep_copy(y, 1.0);
+  Kokkos::deep_copy(x2, -big);
+  Kokkos::deep_copy(y2, 1.0);
+  const auto x2s = Kokkos::subview(x2, Kokkos::pair<int, int>(1, 17), Kokkos::ALL);  // strided: 16 x 59
+  const auto y2s = Kokkos::subview(y2, Kokkos::pair<int, int>(1, 17), Kokkos::ALL);
+  Kokkos::View<std::int64_t, RMem> count("count");
+  Kokkos::deep_copy(count, std::int64_t(n));
+  Kokkos::View<double, RMem> r("r");
+  const auto expect_big = [&](double got) { EXPECT_NEAR(got, big, 1e-13 * big); };
+  for (Algorithm a : kAlgorithms) {
+    SCOPED_TRACE(to_string(a));
+    double got;
+    loss(RExec(), x, y, r, Reduction::Mean, a);
+    Kokkos::deep_copy(got, r);
+    expect_big(got);
+    loss(RExec(), x, y, r, mean_over(static_cast<double>(n)), a);
+    Kokkos::deep_copy(got, r);
+    expect_big(got);
+    loss(RExec(), x, y, r, mean_over(count), a);
+    Kokkos::deep_copy(got, r);
+    expect_big(got);
+    loss_and_grad(RExec(), x, y, r, grad, Reduction::Mean, 1.0, a);
+    Kokkos::deep_copy(got, r);
+    expect_big(got);
+    loss(RExec(), x2s, y2s, r, Reduction::Mean, a);
+    Kokkos::deep_copy(got, r);
+    expect_big(got);
+    loss(RExec(), x, y, r, Reduction::Sum, a);
+    Kokkos::deep_copy(got, r);
+    EXPECT_EQ(got, std::numeric_limits<double>::infinity());
+  }
+  // Small losses keep their accuracy: the mean of the losses at 30 and -30 (scaled by 2^-k, still normal numbers).
+  Kokkos::deep_copy(x, 30.0);
+  const double small = std::log1p(std::exp(-30.0));
+  EXPECT_NEAR(loss(RExec(), x, y, Reduction::Mean), small, 1e-12 * small);
 }
 
 /// N = 2^31 + 5 fp32 (x and y 8.6 GB each): 64-bit indexing gives the right mean. Opt-in (SOFTMARGIN_TEST_HUGE=1):

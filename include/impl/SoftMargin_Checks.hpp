@@ -117,6 +117,11 @@ inline void check_reduction(const char* where, Reduction r) {
                                 std::to_string(static_cast<int>(r)) + " (expected None, Sum or Mean)");
 }
 
+/// Whether T is an algorithm argument: a run-time Algorithm, or AutoOnly.
+template <class T>
+inline constexpr bool is_algorithm_v = std::is_same_v<T, Algorithm> || std::is_same_v<T, AutoOnly>;
+
+inline void check_algorithm(const char*, AutoOnly) {}
 inline void check_algorithm(const char* where, Algorithm a) {
   if (a != Algorithm::Auto && a != Algorithm::RangeReduce && a != Algorithm::TeamScratch && a != Algorithm::Native)
     throw std::invalid_argument(std::string(where) + ": algorithm has the invalid value " +

@@ -7,6 +7,7 @@
 
 #include <Kokkos_Core.hpp>
 #include <climits>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
@@ -68,18 +69,32 @@ template <class Exec, class Op, class RV>
 struct Reduce {
   static void run(const Exec& space, const Op& op, std::size_t n, const RV& result, const ReduceBy& reduction,
                   Algorithm algorithm);
+  /// Algorithm::Auto, the only one compiled (AutoOnly).
+  static void run(const Exec& space, const Op& op, std::size_t n, const RV& result, const ReduceBy& reduction,
+                  AutoOnly algorithm);
 
  private:
-  template <class Index>
+  template <class Alg>
+  static void run_with(const Exec& space, const Op& op, std::size_t n, const RV& result, const ReduceBy& reduction,
+                       Alg algorithm);
+  template <class Index, class Alg>
   static void dispatch(const Exec& space, const Op& op, std::size_t n, const RV& result,
-                       const Divisor<typename Op::accum_type>& divisor, Algorithm a) {
-    if constexpr (Backend<Exec>::has_native) {
-      if (a == Algorithm::Native) return Backend<Exec>::template reduce<Index>(space, op, n, result, divisor);
+                       const Divisor<typename Op::accum_type>& divisor, Alg algorithm) {
+    if constexpr (std::is_same_v<Alg, AutoOnly>) {
+      if constexpr (Backend<Exec>::has_native)
+        Backend<Exec>::template reduce<Index>(space, op, n, result, divisor);
+      else
+        KokkosBackend::reduce_team<Index>(space, op, n, result, divisor);
+    } else {
+      const Algorithm a = resolve<Exec>(algorithm);
+      if constexpr (Backend<Exec>::has_native) {
+        if (a == Algorithm::Native) return Backend<Exec>::template reduce<Index>(space, op, n, result, divisor);
+      }
+      if (a == Algorithm::TeamScratch)
+        KokkosBackend::reduce_team<Index>(space, op, n, result, divisor);
+      else
+        KokkosBackend::reduce_range<Index>(space, op, n, result, divisor);
     }
-    if (a == Algorithm::TeamScratch)
-      KokkosBackend::reduce_team<Index>(space, op, n, result, divisor);
-    else
-      KokkosBackend::reduce_range<Index>(space, op, n, result, divisor);
   }
 };
 
@@ -87,17 +102,35 @@ struct Reduce {
 template <class Exec, class Op>
 struct Map {
   static void run(const Exec& space, const Op& op, std::size_t n, Algorithm algorithm);
+  /// Algorithm::Auto, the only one compiled (AutoOnly).
+  static void run(const Exec& space, const Op& op, std::size_t n, AutoOnly algorithm);
 
  private:
-  template <class Index>
-  static void dispatch(const Exec& space, const Op& op, std::size_t n, Algorithm a) {
-    if constexpr (Backend<Exec>::has_native) {
-      if (a == Algorithm::Native) return Backend<Exec>::template map<Index>(space, op, n);
-    }
-    if (a == Algorithm::TeamScratch)
-      KokkosBackend::map_team<Index>(space, op, n);
+  template <class Alg>
+  static void run_with(const Exec& space, const Op& op, std::size_t n, Alg algorithm) {
+    if (n == 0) return;
+    if (fits_int32(n))
+      dispatch<int>(space, op, n, algorithm);
     else
-      KokkosBackend::map_range<Index>(space, op, n);
+      dispatch<std::int64_t>(space, op, n, algorithm);
+  }
+  template <class Index, class Alg>
+  static void dispatch(const Exec& space, const Op& op, std::size_t n, Alg algorithm) {
+    if constexpr (std::is_same_v<Alg, AutoOnly>) {
+      if constexpr (Backend<Exec>::has_native)
+        Backend<Exec>::template map<Index>(space, op, n);
+      else
+        KokkosBackend::map_team<Index>(space, op, n);
+    } else {
+      const Algorithm a = resolve<Exec>(algorithm);
+      if constexpr (Backend<Exec>::has_native) {
+        if (a == Algorithm::Native) return Backend<Exec>::template map<Index>(space, op, n);
+      }
+      if (a == Algorithm::TeamScratch)
+        KokkosBackend::map_team<Index>(space, op, n);
+      else
+        KokkosBackend::map_range<Index>(space, op, n);
+    }
   }
 };
 
@@ -107,26 +140,45 @@ struct Map {
 template <class Exec, class Op, class RV>
 void Reduce<Exec, Op, RV>::run(const Exec& space, const Op& op, std::size_t n, const RV& result,
                                const ReduceBy& reduction, Algorithm algorithm) {
+  run_with(space, op, n, result, reduction, algorithm);
+}
+template <class Exec, class Op, class RV>
+void Reduce<Exec, Op, RV>::run(const Exec& space, const Op& op, std::size_t n, const RV& result,
+                               const ReduceBy& reduction, AutoOnly algorithm) {
+  run_with(space, op, n, result, reduction, algorithm);
+}
+template <class Exec, class Op, class RV>
+template <class Alg>
+void Reduce<Exec, Op, RV>::run_with(const Exec& space, const Op& op, std::size_t n, const RV& result,
+                                    const ReduceBy& reduction, Alg algorithm) {
   using A = typename Op::accum_type;
   if (n == 0) {  // sum of nothing is 0 (also over a caller's count); mean of nothing is 0/0 = NaN, as in PyTorch
     const A empty = reduction.reduction() == Reduction::Mean ? A(0) / A(0) : A(0);
     Kokkos::deep_copy(space, result, round_to<typename RV::non_const_value_type>(empty));
     return;
   }
-  const auto divisor = divisor_of<A>(reduction, n);
+  auto divisor = divisor_of<A>(reduction, n);
+  Op scaled = op;
+  if constexpr (decltype(op.sum_scale)::enabled) {
+    if (reduction.has_count() || reduction.reduction() == Reduction::Mean) {               // a mean: scaled (SumScale)
+      scaled.sum_scale.factor = std::ldexp(1.0, -std::ilogb(static_cast<double>(n)) - 1);  // 2^-k, 2^k > n
+      divisor.value *= scaled.sum_scale.factor;
+      divisor.count_scale = scaled.sum_scale.factor;
+    }
+  }
   if (fits_int32(n))
-    dispatch<int>(space, op, n, result, divisor, resolve<Exec>(algorithm));
+    dispatch<int>(space, scaled, n, result, divisor, algorithm);
   else
-    dispatch<std::int64_t>(space, op, n, result, divisor, resolve<Exec>(algorithm));
+    dispatch<std::int64_t>(space, scaled, n, result, divisor, algorithm);
 }
 
 template <class Exec, class Op>
 void Map<Exec, Op>::run(const Exec& space, const Op& op, std::size_t n, Algorithm algorithm) {
-  if (n == 0) return;
-  if (fits_int32(n))
-    dispatch<int>(space, op, n, resolve<Exec>(algorithm));
-  else
-    dispatch<std::int64_t>(space, op, n, resolve<Exec>(algorithm));
+  run_with(space, op, n, algorithm);
+}
+template <class Exec, class Op>
+void Map<Exec, Op>::run(const Exec& space, const Op& op, std::size_t n, AutoOnly algorithm) {
+  run_with(space, op, n, algorithm);
 }
 
 /// Whether the library holds the compiled passes of backend Exec for x of type X and targets of type Y: the generated

@@ -30,8 +30,12 @@ struct Divisor {
   A value;
   const void* count = nullptr;
   CountType type = CountType::Double;
+  A count_scale = A(1);  ///< a count read from memory is multiplied by it (the sum's SumScale)
   KOKKOS_INLINE_FUNCTION A get() const {
     if (count == nullptr) return value;
+    return read_count() * count_scale;
+  }
+  KOKKOS_INLINE_FUNCTION A read_count() const {
     switch (type) {
       case CountType::Float:
         return static_cast<A>(*static_cast<const float*>(count));
@@ -42,6 +46,29 @@ struct Divisor {
       default:
         return static_cast<A>(*static_cast<const double*>(count));
     }
+  }
+};
+
+/// The factor a reduce op multiplies each loss by before it is summed. A double loss may be as large as double's max:
+/// the sum of n of them may overflow although their mean fits. A mean's double sum is therefore taken of the losses
+/// times 2^-k, 2^k >= n (exact, but for losses below 2^(k - 1022), which lose bits as subnormals), and its divisor is
+/// scaled alike (Reduce::run): the sum cannot overflow, and the mean is finite wherever it fits. Float, bfloat16 and
+/// float16 losses are summed in double, which n of them cannot overflow: for them the factor is 1 and no multiply.
+template <class C>
+struct SumScale {
+  static constexpr bool enabled = std::is_same_v<C, double>;
+  double factor = 1;
+  template <class A>
+  KOKKOS_FORCEINLINE_FUNCTION A operator()(const A l) const {
+    if constexpr (enabled)
+      return l * factor;
+    else
+      return l;
+  }
+  template <class P>
+  KOKKOS_FORCEINLINE_FUNCTION void apply(P& pack) const {
+    if constexpr (enabled)
+      for (int k = 0; k < P::width; ++k) pack.v[k] *= factor;
   }
 };
 

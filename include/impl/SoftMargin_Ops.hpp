@@ -89,12 +89,13 @@ struct LossOp : E::types {
   /// The fast form for 16-bit x (its sum is what the pass returns).
   static constexpr bool fast = types::fast_x;
   E e;
+  SumScale<value_type> sum_scale;
 
   bool aligned() const { return e.aligned(); }
   KOKKOS_INLINE_FUNCTION value_type scale() const { return value_type(1); }
   template <class Index>
   KOKKOS_FORCEINLINE_FUNCTION accum_type operator()(const Index i, const value_type) const {
-    return static_cast<accum_type>(e.template loss<fast>(i));
+    return sum_scale(static_cast<accum_type>(e.template loss<fast>(i)));
   }
   template <class Index>
   KOKKOS_FORCEINLINE_FUNCTION inputs_type load(const Index p) const {
@@ -105,6 +106,7 @@ struct LossOp : E::types {
   KOKKOS_FORCEINLINE_FUNCTION pack_type apply(const inputs_type& in, const Index, const value_type) const {
     pack_type l;
     e.template loss_pack<fast>(in, l);
+    sum_scale.apply(l);
     return l;
   }
 };
@@ -225,6 +227,7 @@ struct LossGradOp : E::types {
   E e;
   S sink;
   ScalarUpstream<UV, value_type> scalar;
+  SumScale<value_type> sum_scale;
 
   bool aligned() const { return e.aligned() && sink.template aligned<types>(); }
   KOKKOS_INLINE_FUNCTION value_type scale() const { return scalar.get(); }
@@ -233,7 +236,7 @@ struct LossGradOp : E::types {
     value_type d;
     const value_type l = e.template loss_and_dloss<fast>(i, d);
     sink.template store<types>(i, s * d);
-    return static_cast<accum_type>(l);
+    return sum_scale(static_cast<accum_type>(l));
   }
   /// Plain loads: a gradient may be an input itself (in place).
   template <class Index>
@@ -246,6 +249,7 @@ struct LossGradOp : E::types {
     pack_type l, d;
     e.template loss_and_grad_pack<fast>(in, l, d);
     sink.template store_pack<types>(p, s, d);
+    sum_scale.apply(l);
     return l;
   }
 };

@@ -44,8 +44,8 @@ inline void check_count(const char* where, const ReduceBy& r, const bool host_ex
   }
 }
 
-template <class In>
-void check_common(const char* where, const In& in, const ReduceBy& reduction, Algorithm algorithm, bool host_exec) {
+template <class In, class Alg>
+void check_common(const char* where, const In& in, const ReduceBy& reduction, Alg algorithm, bool host_exec) {
   check_reduction(where, reduction.reduction());
   check_algorithm(where, algorithm);
   in.check(where);
@@ -116,8 +116,8 @@ auto scalar_upstream(const Upstream& g, const Divisor<accum_t<C>>& divisor) {
   }
 }
 
-template <class Exec, class In, class OutView>
-void loss_pass(const Exec& space, const In& in, const OutView& out, const ReduceBy& reduction, Algorithm algorithm) {
+template <class Exec, class In, class OutView, class Alg>
+void loss_pass(const Exec& space, const In& in, const OutView& out, const ReduceBy& reduction, Alg algorithm) {
   const char* where = In::names.loss;
   check_common(where, in, reduction, algorithm, is_host_space_v<Exec>);
   check_reduced_or_elementwise(where, "out", reduction.reduction(), out, in.first());
@@ -148,9 +148,9 @@ void loss_pass(const Exec& space, const In& in, const OutView& out, const Reduce
     with_flat_or_strided(run, in.flat(out));
 }
 
-template <class Exec, class In, class Upstream, class G>
+template <class Exec, class In, class Upstream, class G, class Alg>
 void backward_pass(const Exec& space, const In& in, const Upstream& grad_loss, const G& grad, const ReduceBy& reduction,
-                   Algorithm algorithm) {
+                   Alg algorithm) {
   const char* where = In::names.backward;
   constexpr bool per_element = [] {
     if constexpr (Kokkos::is_view_v<Upstream>)
@@ -193,9 +193,9 @@ void backward_pass(const Exec& space, const In& in, const Upstream& grad_loss, c
     with_flat_or_strided(run, flat_with_grads(in, grad));
 }
 
-template <class Exec, class In, class LossView, class G, class Upstream>
+template <class Exec, class In, class LossView, class G, class Upstream, class Alg>
 void loss_and_grad_pass(const Exec& space, const In& in, const LossView& loss_out, const G& grad,
-                        const ReduceBy& reduction, const Upstream& grad_loss, Algorithm algorithm) {
+                        const ReduceBy& reduction, const Upstream& grad_loss, Alg algorithm) {
   const char* where = In::names.loss_and_grad;
   check_common(where, in, reduction, algorithm, is_host_space_v<Exec>);
   if (reduction.reduction() == Reduction::None)

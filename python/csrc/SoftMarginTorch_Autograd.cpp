@@ -1,5 +1,5 @@
-// SoftMargin for PyTorch: the autograd kernels of softmargin::loss and softmargin::bce_with_logits (every torch
-// version, no Python on the path).
+// SoftMargin for PyTorch: the autograd kernels of softmargin::loss and softmargin::bce_with_logits (no Python on the
+// path).
 //
 // With grad enabled and the input requiring grad, the reduced losses run the fused kernel (loss_and_grad): the
 // gradient of the loss is ready after the forward, and the backward only scales it by the incoming gradient, in
@@ -53,15 +53,26 @@ at::Tensor fused_grad(AutogradContext* ctx, const at::Tensor& g, const at::Tenso
   return grad;
 }
 
+// The backward runs on fake tensors with symbolic shapes under torch.compile(dynamic=True) and opcheck: shapes and
+// counts are read as SymInts (sym_numel, sym_sizes), never as integers.
+
 /// The upstream gradient of every element: g, divided by the element count for the mean.
 at::Tensor per_element(const at::Tensor& g, const at::Tensor& x, std::int64_t reduction) {
-  return reduction == kReductionMean ? g / static_cast<double>(x.numel()) : g;
+  return reduction == kReductionMean ? at::div(g, c10::Scalar(x.sym_numel())) : g;
+}
+
+/// The dtype the composite gradients are computed in: float for 16-bit inputs (rounded once, to the input's dtype, at
+/// the end, as the kernels do), the input's otherwise.
+at::ScalarType compute_type(const at::Tensor& x) {
+  return at::isReducedFloatingType(x.scalar_type()) ? at::kFloat : x.scalar_type();
 }
 
 /// d loss / d input from torch operators, differentiable (for create_graph=True): -y sigmoid(-y x) g [/ N].
 at::Tensor composite_grad(const at::Tensor& g, const at::Tensor& x, const at::Tensor& y, std::int64_t reduction) {
-  const at::Tensor yx = y.to(x.scalar_type());
-  return (-yx * at::sigmoid(-yx * x) * per_element(g, x, reduction)).expand(x.sizes());
+  const at::ScalarType ct = compute_type(x);
+  const at::Tensor xc = x.to(ct), yx = y.to(ct);
+  const at::Tensor d = -yx * at::sigmoid(-yx * xc) * per_element(g.to(ct), x, reduction);
+  return d.expand_symint(x.sym_sizes()).to(x.scalar_type());
 }
 
 class SoftMarginLossBackward : public torch::autograd::Function<SoftMarginLossBackward> {
@@ -118,21 +129,22 @@ c10::optional<at::Tensor> optional(const at::Tensor& t) {
 /// grad (of the input's shape) as the gradient of `like`: summed over the dimensions `like` broadcasts along, of its
 /// dtype and on its device.
 at::Tensor reduce_like(const at::Tensor& grad, const at::Tensor& like) {
-  const at::Tensor summed = at::sum_to(grad, like.sizes());
+  const at::Tensor summed = at::sum_to(grad, like.sym_sizes());
   return summed.scalar_type() == like.scalar_type() && summed.device() == like.device()
              ? summed
              : summed.to(like.device(), like.scalar_type());
 }
 
-/// The gradients of bce_with_logits from torch operators, differentiable. With c = 1 + (p - 1) t and
+/// The gradients of bce_with_logits from torch operators, differentiable, in compute_type and rounded once to each
+/// tensor's dtype (reduce_like). With c = 1 + (p - 1) t and
 /// s = softplus(-x): d/dx = w ((1 - t) - c sigmoid(-x)), d/dt = w (-x + (p - 1) s), d/dw = (1 - t) x + c s,
 /// d/dp = w t s, each times the upstream gradient of the element. want: x, t, w, p; w and p may be undefined.
 std::array<at::Tensor, 4> bce_composite_grads(const at::Tensor& g, const std::array<at::Tensor, 4>& saved,
                                               std::int64_t reduction, const std::array<bool, 4>& want) {
-  const at::Tensor& x = saved[0];
-  const auto as_x = [&](const at::Tensor& v) { return v.defined() ? v.to(x.device(), x.scalar_type()) : v; };
-  const at::Tensor t = as_x(saved[1]), w = as_x(saved[2]), p = as_x(saved[3]);
-  const at::Tensor up = per_element(g, x, reduction);
+  const at::ScalarType ct = compute_type(saved[0]);
+  const auto as_x = [&](const at::Tensor& v) { return v.defined() ? v.to(saved[0].device(), ct) : v; };
+  const at::Tensor x = as_x(saved[0]), t = as_x(saved[1]), w = as_x(saved[2]), p = as_x(saved[3]);
+  const at::Tensor up = per_element(g.to(ct), x, reduction);
   const at::Tensor weighted = w.defined() ? up * w : up;
   const at::Tensor s = at::clamp_min(-x, 0) + at::log1p(at::exp(-at::abs(x)));
   const auto times_c = [&](const at::Tensor& v) { return p.defined() ? (1 + (p - 1) * t) * v : v; };
@@ -142,7 +154,7 @@ std::array<at::Tensor, 4> bce_composite_grads(const at::Tensor& g, const std::ar
   if (want[2]) out[2] = ((1 - t) * x + times_c(s)) * up;
   if (want[3]) out[3] = t * s * weighted;
   for (std::size_t i = 0; i < out.size(); ++i)
-    if (out[i].defined()) out[i] = reduce_like(out[i].expand(x.sizes()), saved[i]);
+    if (out[i].defined()) out[i] = reduce_like(out[i].expand_symint(x.sym_sizes()), saved[i]);
   return out;
 }
 

@@ -47,9 +47,11 @@ lib_value_t<T>* lib_data(const at::Tensor& t) {
   return reinterpret_cast<lib_value_t<T>*>(t.template data_ptr<T>());
 }
 
-/// Highest coalesced rank passed as strided Views (ranks 1 and 2 are compiled into the library; higher ones here).
-/// A call whose tensors coalesce to more dimensions computes on contiguous copies instead.
-inline constexpr int kMaxRank = 4;
+/// Highest coalesced rank passed as strided Views: ranks 1 and 2, which the library holds compiled
+/// (SOFTMARGIN_ETI_BACKENDS), so that the operators compile few kernels of their own. Tensors of one shape whose
+/// layouts leave more dimensions after coalescing (a permuted 3-d tensor beside a contiguous one, say) are computed
+/// on contiguous copies instead.
+inline constexpr int kMaxRank = 2;
 
 /// The coalesced layout of N tensors of one shape.
 template <std::size_t N>
@@ -150,21 +152,11 @@ void with_views(const std::array<at::Tensor, NOut>& outs, const std::array<at::T
     call_with_views<T, Y, decltype(rank)::value, Device>(outs, ins, layout, f, std::make_index_sequence<NOut>{},
                                                          std::make_index_sequence<NIn>{});
   };
-  switch (layout.rank) {
-    case 1:
-      run(std::integral_constant<int, 1>{});
-      break;
-    case 2:
-      run(std::integral_constant<int, 2>{});
-      break;
-    case 3:
-      run(std::integral_constant<int, 3>{});
-      break;
-    default:
-      run(std::integral_constant<int, 4>{});
-      break;
-  }
-  static_assert(kMaxRank == 4, "with_views dispatches ranks 1 to 4");
+  if (layout.rank == 1)
+    run(std::integral_constant<int, 1>{});
+  else
+    run(std::integral_constant<int, 2>{});
+  static_assert(kMaxRank == 2, "with_views dispatches ranks 1 and 2");
 }
 
 /// ins followed by t.

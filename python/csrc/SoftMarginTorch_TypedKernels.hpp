@@ -1,6 +1,9 @@
 // SoftMargin for PyTorch: the definitions of TypedKernels (SoftMarginTorch_Kernels.hpp), included by the files the
 // build generates, one per backend and type pair.
 //
+// Every pass is called with softmargin::auto_only: the kernels of the backend's Auto algorithm alone are compiled here
+// (the library's explicit instantiations serve run-time algorithms, which the operators never take).
+//
 // Outputs are allocated by torch's allocator of the device (the caching allocator on CUDA) directly, without a
 // dispatch, in x's layout (empty_like where x is not contiguous), and every tensor is passed to the library as an
 // unmanaged View (SoftMarginTorch_Layout.hpp). On CUDA nothing else is allocated per call
@@ -105,12 +108,13 @@ at::Tensor TypedKernels<Exec, T, Y, L>::loss(const Exec& space, const LossArgs& 
   at::Tensor out = none ? O::empty_like(a.x) : O::empty({}, a.x);
   Inputs<L>::with(a, [&](const auto& ins, const auto& make) {
     if (none) {
-      with_views<T, device, Y>(std::array<at::Tensor, 1>{out}, ins,
-                               [&](auto o, auto... in) { softmargin::loss(space, make(in...), o, r); });
+      with_views<T, device, Y>(std::array<at::Tensor, 1>{out}, ins, [&](auto o, auto... in) {
+        softmargin::loss(space, make(in...), o, r, softmargin::auto_only);
+      });
     } else {
       const typename O::template Scalar<lib_value_t<T>> o(lib_data<T>(out));
       with_views<T, device, Y>(std::array<at::Tensor, 0>{}, ins,
-                               [&](auto... in) { softmargin::loss(space, make(in...), o, r); });
+                               [&](auto... in) { softmargin::loss(space, make(in...), o, r, softmargin::auto_only); });
     }
   });
   O::finish(space);
@@ -127,12 +131,15 @@ at::Tensor TypedKernels<Exec, T, Y, L>::backward(const Exec& space, const at::Te
   Inputs<L>::with(a, [&](const auto& ins, const auto& make) {
     if (r == softmargin::Reduction::None) {  // g of x's shape: the last input
       with_views<T, device, Y>(std::array<at::Tensor, 1>{grad}, append(ins, g), [&](auto gx, auto... in) {
-        last_first([&](auto up, auto... v) { softmargin::backward(space, make(v...), up, gx, r); }, in...);
+        last_first(
+            [&](auto up, auto... v) { softmargin::backward(space, make(v...), up, gx, r, softmargin::auto_only); },
+            in...);
       });
     } else {
       const typename O::template Scalar<const lib_value_t<T>> up(lib_data<T>(g));
-      with_views<T, device, Y>(std::array<at::Tensor, 1>{grad}, ins,
-                               [&](auto gx, auto... in) { softmargin::backward(space, make(in...), up, gx, r); });
+      with_views<T, device, Y>(std::array<at::Tensor, 1>{grad}, ins, [&](auto gx, auto... in) {
+        softmargin::backward(space, make(in...), up, gx, r, softmargin::auto_only);
+      });
     }
   });
   O::finish(space);
@@ -152,8 +159,11 @@ std::tuple<at::Tensor, at::Tensor> TypedKernels<Exec, T, Y, L>::loss_and_grad(co
   at::Tensor out = O::empty({}, a.x);
   const typename O::template Scalar<lib_value_t<T>> o(lib_data<T>(out));
   Inputs<L>::with(a, [&](const auto& ins, const auto& make) {
-    with_views<T, device, Y>(std::array<at::Tensor, 1>{grad}, ins,
-                             [&](auto gx, auto... in) { softmargin::loss_and_grad(space, make(in...), o, gx, r); });
+    with_views<T, device, Y>(std::array<at::Tensor, 1>{grad}, ins, [&](auto gx, auto... in) {
+      const auto desc = make(in...);
+      softmargin::loss_and_grad(space, desc, o, gx, r, softmargin::Impl::family_result_t<decltype(desc)>(1),
+                                softmargin::auto_only);
+    });
   });
   O::finish(space);
   return {out, grad};

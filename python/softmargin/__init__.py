@@ -27,23 +27,26 @@ from . import _build_info
 __version__ = _build_info.version
 
 
+SUPPORTED_TORCH = "2.4 or later (CI tests 2.11)"
+
+
 def _check_torch(built, running):
     """Raises ImportError unless torch `running` has the major.minor version of torch `built`, the one the operators
-    are compiled against (torch's C++ API and ABI change between minor releases)."""
+    are compiled against (torch's C++ API and ABI change between minor releases; the build takes torch >= 2.4)."""
     def major_minor(version):
         return tuple(version.split("+")[0].split(".")[:2])
 
     if major_minor(built) != major_minor(running):
         raise ImportError(f"softmargin {__version__} is built against torch {built}, but torch {running} is imported: "
-                          f"rebuild softmargin with this torch (pip install --no-build-isolation .) or use torch "
-                          f"{'.'.join(major_minor(built))}")
+                          f"rebuild softmargin with this torch (pip install --no-build-isolation .; softmargin "
+                          f"supports torch {SUPPORTED_TORCH}) or use torch {'.'.join(major_minor(built))}")
 
 
 _check_torch(_build_info.torch_version, torch.__version__)
 
 torch.ops.load_library(os.path.join(os.path.dirname(os.path.abspath(__file__)), "libsoftmargin_torch.so"))
 
-from . import _fake  # noqa: E402  (fake kernels for torch.compile, torch >= 2.2)
+from . import _fake  # noqa: E402  (fake kernels for torch.compile)
 
 __all__ = ["SoftMarginLoss", "soft_margin_loss", "BCEWithLogitsLoss", "binary_cross_entropy_with_logits",
            "set_launch_options", "build_info"]

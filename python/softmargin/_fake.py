@@ -1,12 +1,11 @@
 """Fake (meta) kernels of the softmargin operators (SoftMarginLoss's and BCEWithLogitsLoss's): output shapes, dtypes
-and strides without computing, so that torch.compile and torch.export can trace them (torch >= 2.4:
-torch.library.register_fake; 2.2 and 2.3: torch.library.impl_abstract; older torch has neither, and needs none). They
-allocate as the real kernels do: the loss of reduction none and the gradients like the input (empty_like), reduced
-losses 0-dimensional."""
+and strides without computing, so that torch.compile and torch.export can trace them (torch.library.register_fake).
+They allocate as the real kernels do: the loss of reduction none and the gradients like the input (empty_like),
+reduced losses 0-dimensional."""
 
 import torch
 
-_register = getattr(torch.library, "register_fake", None) or getattr(torch.library, "impl_abstract", None)
+_register = torch.library.register_fake
 
 
 def _check(input, target, reduction, *others):
@@ -23,37 +22,40 @@ def _check(input, target, reduction, *others):
                      lambda: f"output with shape {list(input.shape)} doesn't match the broadcast shape {list(shape)}")
 
 
-if _register is not None:
+@_register("softmargin::loss")
+def _loss_fake(input, target, reduction=1):
+    _check(input, target, reduction)
+    return torch.empty_like(input) if reduction == 0 else input.new_empty(())
 
-    @_register("softmargin::loss")
-    def _loss_fake(input, target, reduction=1):
-        _check(input, target, reduction)
-        return torch.empty_like(input) if reduction == 0 else input.new_empty(())
 
-    @_register("softmargin::backward")
-    def _backward_fake(grad_output, input, target, reduction=1):
-        _check(input, target, reduction)
-        return torch.empty_like(input)
+@_register("softmargin::backward")
+def _backward_fake(grad_output, input, target, reduction=1):
+    _check(input, target, reduction)
+    return torch.empty_like(input)
 
-    @_register("softmargin::loss_and_grad")
-    def _loss_and_grad_fake(input, target, reduction=1):
-        _check(input, target, reduction)
-        torch._check(reduction != 0, lambda: "softmargin::loss_and_grad: reduction none has no scalar loss")
-        return input.new_empty(()), torch.empty_like(input)
 
-    @_register("softmargin::bce_with_logits")
-    def _bce_fake(input, target, weight=None, pos_weight=None, reduction=1):
-        _check(input, target, reduction, weight, pos_weight)
-        return torch.empty_like(input) if reduction == 0 else input.new_empty(())
+@_register("softmargin::loss_and_grad")
+def _loss_and_grad_fake(input, target, reduction=1):
+    _check(input, target, reduction)
+    torch._check(reduction != 0, lambda: "softmargin::loss_and_grad: reduction none has no scalar loss")
+    return input.new_empty(()), torch.empty_like(input)
 
-    @_register("softmargin::bce_with_logits_backward")
-    def _bce_backward_fake(grad_output, input, target, weight=None, pos_weight=None, reduction=1):
-        _check(input, target, reduction, weight, pos_weight)
-        return torch.empty_like(input)
 
-    @_register("softmargin::bce_with_logits_loss_and_grad")
-    def _bce_loss_and_grad_fake(input, target, weight=None, pos_weight=None, reduction=1):
-        _check(input, target, reduction, weight, pos_weight)
-        torch._check(reduction != 0,
-                     lambda: "softmargin::bce_with_logits_loss_and_grad: reduction none has no scalar loss")
-        return input.new_empty(()), torch.empty_like(input)
+@_register("softmargin::bce_with_logits")
+def _bce_fake(input, target, weight=None, pos_weight=None, reduction=1):
+    _check(input, target, reduction, weight, pos_weight)
+    return torch.empty_like(input) if reduction == 0 else input.new_empty(())
+
+
+@_register("softmargin::bce_with_logits_backward")
+def _bce_backward_fake(grad_output, input, target, weight=None, pos_weight=None, reduction=1):
+    _check(input, target, reduction, weight, pos_weight)
+    return torch.empty_like(input)
+
+
+@_register("softmargin::bce_with_logits_loss_and_grad")
+def _bce_loss_and_grad_fake(input, target, weight=None, pos_weight=None, reduction=1):
+    _check(input, target, reduction, weight, pos_weight)
+    torch._check(reduction != 0,
+                 lambda: "softmargin::bce_with_logits_loss_and_grad: reduction none has no scalar loss")
+    return input.new_empty(()), torch.empty_like(input)

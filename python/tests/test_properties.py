@@ -8,9 +8,10 @@ and torch 1.13 has no float16 loss on the CPU).
 The reference: y converted to x's dtype; z = -y x as the operators form it (rounded to x's dtype for float32 and
 float64 x, to float for 16-bit x: exact unless it overflows float); loss = max(z, 0) + log1p(exp(-|z|)) and gradient
 -y sigmoid(z), reduced, in long double (x86's 80-bit extended precision, whose range holds every float64 sum). Bounds:
-1e-6 relative (float32) or 1e-12 (float64) plus the smallest normal number; one unit in the last place for bfloat16
-and float16; NaN exactly where the reference is NaN, and the same infinity where the reference rounds to one in the
-output's dtype.
+1e-6 relative (float32) or 1e-12 (float64) plus the smallest normal number (a float64 mean sums its losses times
+2^-k, 2^k > N, so that the sum cannot overflow where the mean fits: losses below 2^(k - 1022) lose bits, by less than
+that term while N < 2^52); one unit in the last place for bfloat16 and float16; NaN exactly where the reference is
+NaN, and the same infinity where the reference rounds to one in the output's dtype.
 
 Examples are derandomized (the same ones every run) and bounded in number; a failure prints its example.
 SOFTMARGIN_HYPOTHESIS_PROFILE=deep draws many more, at random.
@@ -22,9 +23,8 @@ import numpy as np
 import pytest
 import torch
 
-pytest.importorskip("hypothesis", reason="needs hypothesis (Debian: python3-hypothesis)")
-from hypothesis import HealthCheck, example, given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 
 import softmargin
 
@@ -217,6 +217,11 @@ def _describe(p, x, y):
 @example(p=dict(shape=(1, 2, 2), y_shape=(), x_dtype=torch.bfloat16, y_dtype=torch.bfloat16, reduction="mean",
                 x_layout="transposed", y_layout="contiguous", seed=3, scale=30.0, density=0.1, x_specials=["-max"],
                 y_specials=[]))
+# float64 losses whose sum overflows although their mean fits (x = -max, y = True: two losses of float64's max): the
+# mean and the fused pass's loss are finite (the sum is taken scaled by a power of two)
+@example(p=dict(shape=(2,), y_shape=(), x_dtype=torch.float64, y_dtype=torch.bool, reduction="mean",
+                x_layout="contiguous", y_layout="contiguous", seed=0, scale=1.0, density=1.0, x_specials=["-max"],
+                y_specials=["max"]))
 def test_loss(device, p):
     x, y = _make(p, device)
     reduction = p["reduction"]
@@ -232,6 +237,11 @@ def test_loss(device, p):
 
 
 @given(p=problems(), upstream_seed=st.integers(0, 2**32 - 1))
+# float64 losses whose sum overflows although their mean fits (x = -max, y = True: two losses of float64's max): the
+# mean and the fused pass's loss are finite (the sum is taken scaled by a power of two)
+@example(upstream_seed=0, p=dict(shape=(2,), y_shape=(), x_dtype=torch.float64, y_dtype=torch.bool, reduction="mean",
+                x_layout="contiguous", y_layout="contiguous", seed=0, scale=1.0, density=1.0, x_specials=["-max"],
+                y_specials=["max"]))
 def test_gradient(device, p, upstream_seed):
     x, y = _make(p, device)
     reduction, code = p["reduction"], REDUCTIONS[p["reduction"]]
