@@ -79,14 +79,14 @@ KOKKOS_FORCEINLINE_FUNCTION T exp_reduced(const T r) {
 inline constexpr float kLn2Hi = 0.693145751953125f, kLn2Lo = 1.428606765330187e-06f, kLog2e = 1.44269504088896341f;
 
 /// exp(a) for a <= 0 (or NaN) in float, branch-free, for hosts: a = n ln2 + r (Cody-Waite, |r| <= ln2/2 and a
-/// little: n rounds a log2(e) + 1.5 2^23 once), e^r by exp_reduced, times 2^(n + 64) (exact: n >= -150) and 2^-64, so that a subnormal result is rounded once, as it
-/// should be; n comes from the bits of the rounding sum 1.5 2^23 + n, with no float-to-int conversion. Within 0.94
-/// ulp of fp64 exp for every float in [-104, 0] with FMA, 1.22 ulp where madd is two roundings; the fast polynomial
-/// (the fast form of the loss, FastLoss) within 1.99 and 2.28 ulp (both checked exhaustively). 0 below -104, NaN for
-/// NaN.
+/// little: n rounds a log2(e) + 1.5 2^23 once), e^r by exp_reduced, times 2^(n + 64) (exact: n >= -150) and 2^-64, so
+/// that a subnormal result is rounded once, as it should be; n comes from the bits of the rounding sum 1.5 2^23 + n,
+/// with no float-to-int conversion. Within 0.94 ulp of fp64 exp for every float in [-104, 0] with FMA, 1.22 ulp where
+/// madd is two roundings; the fast polynomial (the fast form of the loss, FastLoss) within 1.99 and 2.28 ulp (both
+/// checked exhaustively). 0 below -104, NaN for NaN.
 template <bool Fast = false>
 KOKKOS_FORCEINLINE_FUNCTION float exp_nonpos_poly(float a) {
-  a = a < -104.0f ? -104.0f : a;  // e^-104 rounds to 0; a NaN passes
+  a = a < -104.0f ? -104.0f : a;                       // e^-104 rounds to 0; a NaN passes
   const float shifted = madd(a, kLog2e, 12582912.0f);  // n = round(a log2(e)) in the low bits (|n| < 2^22)
   const float nf = shifted - 12582912.0f;
   const float r = madd(nf, -kLn2Lo, madd(nf, -kLn2Hi, a));

@@ -6,12 +6,12 @@
 // a comparison and masked constants, its 2^n an integer add, a shift and two multiplies. Here each is one vector
 // operation (on AVX-512 one instruction: vscalefps) around the same polynomials and the same madds (an FMA where the
 // element form has one, and no other multiply-add: SoftMargin_Math.hpp's madd), which gives the same exp(-|z|), losses
-// and float gradients bit for bit at every optimization level (TestWidened and TestFamily compare them). The fast form's
-// sigmoid divides by the reciprocal estimate where the target has one (AVX-512's vrcp14ps, within 2^-14 relative: a
-// gradient rounded to bf16 or fp16 stays within one unit of the correctly rounded one), and a gradient computed alone
-// (the backward pass into 16 bits) takes a coarser exp still (margin_coarse). Targets without a Kokkos SIMD ABI compute
-// the pack element by element (host_packs_v is false). On AVX-512 the lane sums of such packs (HalvedLaneSums) add each
-// vector's halves in float first.
+// and float gradients bit for bit at every optimization level (TestWidened and TestFamily compare them). The fast
+// form's sigmoid divides by the reciprocal estimate where the target has one (AVX-512's vrcp14ps, within 2^-14
+// relative: a gradient rounded to bf16 or fp16 stays within one unit of the correctly rounded one), and a gradient
+// computed alone (the backward pass into 16 bits) takes a coarser exp still (margin_coarse). Targets without a Kokkos
+// SIMD ABI compute the pack element by element (host_packs_v is false). On AVX-512 the lane sums of such packs
+// (HalvedLaneSums) add each vector's halves in float first.
 #ifndef SOFTMARGIN_IMPL_HOST_PACKS_HPP
 #define SOFTMARGIN_IMPL_HOST_PACKS_HPP
 
