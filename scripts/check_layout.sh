@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Checks the house's layout (README "Where things are"): the portable core (include/*.hpp and include/impl/*.hpp)
+# Checks the house's layout (docs/building.md, "Layout"): the portable core (include/*.hpp and include/impl/*.hpp)
 # has no preprocessor branch on a compiler, an instruction set or a backend, uses no intrinsics, and includes no
 # hardware room; only impl/SoftMargin_Rooms.hpp includes the rooms (include/impl/<family>/), and no room includes
 # another. Prints each violation and exits 1 if there is any.

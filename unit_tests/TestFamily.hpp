@@ -416,7 +416,8 @@ TEST(TEST_CATEGORY, family_sixteen_bit_inputs) {
     const auto gbd = host_values(gb);
     for (std::size_t i = 0; i < n; ++i) {
       const double rd = ref_grad(static_cast<float>(xs[i] - ws[i]), 1.0);
-      ASSERT_NEAR(gd[i], rd, std::abs(rd) * (unit + 1.4e-4) + 1e-7) << i;  // the fast form's gradient (README)
+      // the fast form's gradient bound (docs/cpp.md, value types)
+      ASSERT_NEAR(gd[i], rd, std::abs(rd) * (unit + 1.4e-4) + 1e-7) << i;
       ASSERT_EQ(gbd[i], -gd[i]) << i;
     }
   };

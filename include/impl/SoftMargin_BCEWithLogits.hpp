@@ -60,10 +60,12 @@ struct BCEWithLogitsElement : OpTypes<XV, TV, Kind> {
   KOKKOS_FORCEINLINE_FUNCTION static value_type both(const value_type x, const value_type t, const value_type p,
                                                      value_type& d) {
     const value_type e = exp_nonpos(-Kokkos::abs(x));
+    // Every multiply-add a madd (SoftMargin_Math.hpp): the same roundings element by element as in the pack loops,
+    // which compilers vectorize.
     const value_type u = value_type(1) - t, pt = p * t;
-    d = (x >= value_type(0) ? u - pt * e : u * e - pt) / (value_type(1) + e);
-    const value_type c = value_type(1) + (p - value_type(1)) * t;
-    return (x > value_type(0) ? u * x : -pt * x) + c * log1p_unit(e);
+    d = (x >= value_type(0) ? madd(-pt, e, u) : madd(u, e, -pt)) / (value_type(1) + e);
+    const value_type c = madd(p - value_type(1), t, value_type(1));
+    return madd(c, log1p_unit(e), x > value_type(0) ? u * x : -pt * x);
   }
   template <class Index>
   KOKKOS_FORCEINLINE_FUNCTION value_type p_at(const Index i) const {

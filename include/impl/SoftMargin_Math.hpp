@@ -17,10 +17,21 @@ template <class T>
 using accum_t = std::conditional_t<(sizeof(T) < sizeof(double)), double, T>;
 
 /// a * b + c, fused where that is one instruction (devices; hosts built with FMA, e.g. Kokkos_ARCH_NATIVE), else
-/// as two roundings: a library fma call per term would cost more than the whole loss.
+/// as two roundings: a library fma call per term would cost more than the whole loss. Every multiply-add of the
+/// element forms is a madd, and no product of theirs feeds an add or a subtract otherwise: a compiler that contracts
+/// a * b + c into one FMA (GCC from -O2 on, nvcc) finds none to contract, so that an element form rounds as the room's
+/// vector forms of it (Madd, impl/host/SoftMargin_HostSimd.hpp) at every optimization level and on every target.
 KOKKOS_FORCEINLINE_FUNCTION float madd(const float a, const float b, const float c) {
   KOKKOS_IF_ON_DEVICE((return Kokkos::fma(a, b, c);))
 #if defined(FP_FAST_FMAF)
+  KOKKOS_IF_ON_HOST((return Kokkos::fma(a, b, c);))
+#else
+  KOKKOS_IF_ON_HOST((return a * b + c;))
+#endif
+}
+KOKKOS_FORCEINLINE_FUNCTION double madd(const double a, const double b, const double c) {
+  KOKKOS_IF_ON_DEVICE((return Kokkos::fma(a, b, c);))
+#if defined(FP_FAST_FMA)
   KOKKOS_IF_ON_HOST((return Kokkos::fma(a, b, c);))
 #else
   KOKKOS_IF_ON_HOST((return a * b + c;))
@@ -67,18 +78,17 @@ KOKKOS_FORCEINLINE_FUNCTION T exp_reduced(const T r) {
 /// (n kLn2Hi is exact for |n| < 2^12).
 inline constexpr float kLn2Hi = 0.693145751953125f, kLn2Lo = 1.428606765330187e-06f, kLog2e = 1.44269504088896341f;
 
-/// exp(a) for a <= 0 (or NaN) in float, branch-free, for hosts: a = n ln2 + r (Cody-Waite, |r| <= ln2/2), e^r by
-/// exp_reduced, times 2^(n + 64) (exact: n >= -150) and 2^-64, so that a subnormal result is rounded once, as it
-/// should be; n comes from the bits of the rounding sum 1.5 2^23 + n, with no float-to-int conversion. Within 0.94
-/// ulp of fp64 exp for every float in [-104, 0] with FMA, 1.22 ulp where madd is two roundings; the fast polynomial
-/// (the fast form of the loss, FastLoss) within 1.99 and 2.28 ulp (both checked exhaustively). 0 below -104, NaN for
-/// NaN.
+/// exp(a) for a <= 0 (or NaN) in float, branch-free, for hosts: a = n ln2 + r (Cody-Waite, |r| <= ln2/2 and a
+/// little: n rounds a log2(e) + 1.5 2^23 once), e^r by exp_reduced, times 2^(n + 64) (exact: n >= -150) and 2^-64, so
+/// that a subnormal result is rounded once, as it should be; n comes from the bits of the rounding sum 1.5 2^23 + n,
+/// with no float-to-int conversion. Within 0.94 ulp of fp64 exp for every float in [-104, 0] with FMA, 1.22 ulp where
+/// madd is two roundings; the fast polynomial (the fast form of the loss, FastLoss) within 1.99 and 2.28 ulp (both
+/// checked exhaustively). 0 below -104, NaN for NaN.
 template <bool Fast = false>
 KOKKOS_FORCEINLINE_FUNCTION float exp_nonpos_poly(float a) {
-  a = a < -104.0f ? -104.0f : a;  // e^-104 rounds to 0; a NaN passes
-  float nf = a * kLog2e;
-  const float shifted = nf + 12582912.0f;  // n = round(nf) in the low bits (|nf| < 2^22)
-  nf = shifted - 12582912.0f;
+  a = a < -104.0f ? -104.0f : a;                       // e^-104 rounds to 0; a NaN passes
+  const float shifted = madd(a, kLog2e, 12582912.0f);  // n = round(a log2(e)) in the low bits (|n| < 2^22)
+  const float nf = shifted - 12582912.0f;
   const float r = madd(nf, -kLn2Lo, madd(nf, -kLn2Hi, a));
   // 2^(n + 64): exponent field n + 64 + 127 = bits(shifted) - 0x4B400000 + 191 (for a NaN some scale: p is NaN)
   const std::uint32_t e = (Kokkos::bit_cast<std::uint32_t>(shifted) - (0x4B400000u - 191u)) << 23;
@@ -129,15 +139,13 @@ KOKKOS_FORCEINLINE_FUNCTION T log1p_unit_fast(const T e) {
   return log1p_unit_q<true>(e) * e;
 }
 
-/// a + log1p(e) for e in [0, 1], the loss's last step (a = max(z, 0)), as a sum of a product: GCC fuses it into one FMA
-/// from -O2 on (-ffp-contract=fast), as it fuses the host packs' (impl/host/SoftMargin_HostSimd.hpp, add_product), so
-/// that every form of the loss in a build rounds it the same way.
+/// a + log1p(e) for e in [0, 1], the loss's last step (a = max(z, 0)): one madd, as in the room's vector forms.
 template <bool Fast = false, class T>
 KOKKOS_FORCEINLINE_FUNCTION T add_log1p_unit(const T a, const T e) {
   if constexpr (std::is_same_v<T, double>)
     return a + Kokkos::log1p(e);
   else
-    return a + log1p_unit_q<Fast>(e) * e;
+    return Madd<T>::apply(log1p_unit_q<Fast>(e), e, a);
 }
 
 /// The fast form of the loss, for passes whose float results are reduced or rounded to 16 bits (16-bit inputs),

@@ -3,15 +3,15 @@
 // bits).
 //
 // Compilers vectorize the element-wise loss (SoftMargin_Math.hpp) but not all of it tightly: the exp's clamp becomes
-// a comparison and masked constants, its 2^n an integer add, a shift and two multiplies, its rounding of n an add and
-// a subtract. Here each is one vector operation (on AVX-512 one instruction: vroundscaleps, vscalefps) around the same
-// polynomials, which gives the same exp(-|z|) bit for bit and, with the loss's last step one madd in both
-// (add_log1p_unit), the same losses and float gradients (TestWidened compares them bit for bit). The fast form's
-// sigmoid divides by the reciprocal estimate where the target has one (AVX-512's vrcp14ps, within 2^-14 relative: a
-// gradient rounded to bf16 or fp16 stays within one unit of the correctly rounded one), and a gradient computed alone
-// (the backward pass into 16 bits) takes a coarser exp still (margin_coarse). Targets without a Kokkos SIMD ABI compute
-// the pack element by element (host_packs_v is false). On AVX-512 the lane sums of such packs (HalvedLaneSums) add each
-// vector's halves in float first.
+// a comparison and masked constants, its 2^n an integer add, a shift and two multiplies. Here each is one vector
+// operation (on AVX-512 one instruction: vscalefps) around the same polynomials and the same madds (an FMA where the
+// element form has one, and no other multiply-add: SoftMargin_Math.hpp's madd), which gives the same exp(-|z|), losses
+// and float gradients bit for bit at every optimization level (TestWidened and TestFamily compare them). The fast
+// form's sigmoid divides by the reciprocal estimate where the target has one (AVX-512's vrcp14ps, within 2^-14
+// relative: a gradient rounded to bf16 or fp16 stays within one unit of the correctly rounded one), and a gradient
+// computed alone (the backward pass into 16 bits) takes a coarser exp still (margin_coarse). Targets without a Kokkos
+// SIMD ABI compute the pack element by element (host_packs_v is false). On AVX-512 the lane sums of such packs
+// (HalvedLaneSums) add each vector's halves in float first.
 #ifndef SOFTMARGIN_IMPL_HOST_PACKS_HPP
 #define SOFTMARGIN_IMPL_HOST_PACKS_HPP
 
@@ -81,7 +81,7 @@ KOKKOS_FORCEINLINE_FUNCTION void reduce(const float* x, const float* y, F& z, F&
   neg_y = negate(load(y));
   z = neg_y * load(x);
   m = Kokkos::max(F(-104.0f), neg_abs(z));
-  n = round_even(m * F(kLog2e));
+  n = round_product(m, F(kLog2e));
 }
 
 template <bool Fast>
@@ -89,7 +89,7 @@ KOKKOS_FORCEINLINE_FUNCTION Margin margin(const float* x, const float* y) {
   F z, neg_y, m, n;
   reduce(x, y, z, neg_y, m, n);
   // r = m - n ln2, each term one rounding as in exp_nonpos_poly
-  const F r = Kokkos::fma(n, F(-kLn2Lo), Kokkos::fma(n, F(-kLn2Hi), m));
+  const F r = Madd<F>::apply(n, F(-kLn2Lo), Madd<F>::apply(n, F(-kLn2Hi), m));
   return {z, neg_y, times_pow2(exp_reduced<Fast>(r), n)};
 }
 
@@ -101,7 +101,7 @@ KOKKOS_FORCEINLINE_FUNCTION Margin margin(const float* x, const float* y) {
 KOKKOS_FORCEINLINE_FUNCTION Margin margin_coarse(const float* x, const float* y) {
   F z, neg_y, m, n;
   reduce(x, y, z, neg_y, m, n);
-  const F r = Kokkos::fma(n, F(-0.693147180559945309f), m);
+  const F r = Madd<F>::apply(n, F(-0.693147180559945309f), m);
   const F p = horner(r, 1.656684235e-01f, 5.049632642e-01f, 1.000164186e+00f, 9.999280735e-01f);
   return {z, neg_y, times_pow2(p, n)};
 }
@@ -122,7 +122,7 @@ KOKKOS_FORCEINLINE_FUNCTION F dloss_dx(const Margin& m) {
 /// loss = max(z, 0) + log1p(e); where z is NaN the maximum may be 0 (x86) or NaN (Arm): e carries the NaN either way.
 template <bool Fast>
 KOKKOS_FORCEINLINE_FUNCTION F loss(const Margin& m) {
-  return add_product(Kokkos::max(m.z, F(0.0f)), log1p_unit_q<Fast>(m.e), m.e);  // add_log1p_unit's rounding
+  return Madd<F>::apply(log1p_unit_q<Fast>(m.e), m.e, Kokkos::max(m.z, F(0.0f)));  // as add_log1p_unit
 }
 
 /// Vectors of a pack computed stage by stage together: four, so that their dependency chains overlap (one vector's

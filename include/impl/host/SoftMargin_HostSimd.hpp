@@ -38,6 +38,26 @@ using F = KE::basic_simd<float, abi>;
 using I = KE::basic_simd<std::int32_t, abi>;
 inline constexpr int width = static_cast<int>(F::size());
 
+}  // namespace host_simd
+
+/// madd for a vector: the core's polynomials (SoftMargin_Math.hpp) evaluated on host_simd::F, and every multiply-add
+/// of the pack kernels, rounded as the element form's madd: one FMA where it has one. Never a * b + c where the other
+/// is fused: GCC fuses Kokkos SIMD's AVX-512, AVX2 and NEON operators (the compiler's own vector operations) from -O2
+/// on only, and SVE's (intrinsics) never.
+template <>
+struct Madd<host_simd::F> {
+  using F = host_simd::F;
+  KOKKOS_FORCEINLINE_FUNCTION static F apply(const F& a, const F& b, const F& c) {
+#if defined(FP_FAST_FMAF)
+    return Kokkos::fma(a, b, c);
+#else
+    return a * b + c;
+#endif
+  }
+};
+
+namespace host_simd {
+
 KOKKOS_FORCEINLINE_FUNCTION F load(const float* p) { return KE::simd_unchecked_load<F>(p, KE::simd_flag_default); }
 KOKKOS_FORCEINLINE_FUNCTION void store(float* p, const F& v) { KE::simd_unchecked_store(v, p, KE::simd_flag_default); }
 
@@ -59,13 +79,10 @@ KOKKOS_FORCEINLINE_FUNCTION F neg_abs(const F& v) {
 #endif
 }
 
-/// v rounded to the nearest integer, ties to even, for |v| < 2^22.
-KOKKOS_FORCEINLINE_FUNCTION F round_even(const F& v) {
-#if defined(SOFTMARGIN_IMPL_HOST_SIMD_AVX512)
-  return F(_mm512_roundscale_ps(static_cast<__m512>(v), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
-#else
-  return (v + F(12582912.0f)) - F(12582912.0f);  // 1.5 2^23: the sum's ulp is 1
-#endif
+/// a b rounded to the nearest integer, ties to even, for |a b| < 2^22, as exp_nonpos_poly's n: one madd of a b and
+/// 1.5 2^23 (whose ulp is 1), minus 1.5 2^23.
+KOKKOS_FORCEINLINE_FUNCTION F round_product(const F& a, const F& b) {
+  return Madd<F>::apply(a, b, F(12582912.0f)) - F(12582912.0f);
 }
 
 /// p 2^n for integral n in [-151, 0] (NaN gives NaN), rounded once where the result is subnormal: AVX-512's scalef;
@@ -101,27 +118,7 @@ KOKKOS_FORCEINLINE_FUNCTION F times_where_negative(const F& z, const F& v, const
 #endif
 }
 
-/// a + b c, rounded as the element form's a + b c (add_log1p_unit): where Kokkos SIMD's operators are the compiler's own
-/// vector operations (AVX-512), written the same way, which GCC fuses from -O2 on as it fuses the element form's (and
-/// which runs faster there than Kokkos::fma: the fp32 fused pass took 1.2-1.3x the time at 2^20-2^24 with it); SVE's
-/// operators are intrinsics GCC does not fuse, so Kokkos::fma, the fused result (the element form's in a Release
-/// build: a 16-bit pass's float losses, whose tails take the element form, must equal the fp32 pass's, TestWidened).
-KOKKOS_FORCEINLINE_FUNCTION F add_product(const F& a, const F& b, const F& c) {
-#if defined(SOFTMARGIN_IMPL_HOST_SIMD_AVX512)
-  return a + b * c;
-#else
-  return Kokkos::fma(b, c, a);
-#endif
-}
-
 }  // namespace host_simd
-
-/// madd for a vector: the core's polynomials (SoftMargin_Math.hpp) evaluated on host_simd::F.
-template <>
-struct Madd<host_simd::F> {
-  using F = host_simd::F;
-  KOKKOS_FORCEINLINE_FUNCTION static F apply(const F& a, const F& b, const F& c) { return Kokkos::fma(a, b, c); }
-};
 
 }  // namespace softmargin::Impl
 
