@@ -20,7 +20,7 @@ void run_examples() {
       pos_weight("pos_weight", 512, 4096), grad_x("grad_x", 512, 4096);
   Kokkos::View<float*> chosen("chosen", 4096), rejected("rejected", 4096), ga("ga", 4096), gb("gb", 4096);
   Kokkos::View<float> result("loss");
-  const double tokens = 512.0 * 4096;
+  [[maybe_unused]] const double tokens = 512.0 * 4096;
   Kokkos::deep_copy(space, y, 1.0f);
   Kokkos::deep_copy(space, t, 0.5f);
   Kokkos::deep_copy(space, weight, 1.0f);
