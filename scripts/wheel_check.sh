@@ -92,8 +92,18 @@ EOF2
 
 stage "pytest (the clone's python/tests, run from outside it) against the installed package"
 # pytest puts python/tests on the path (the tests import each other), not python/: softmargin is the venv's.
-"$py" -m pytest -p no:cacheprovider -rs --durations=15 "$work/src/python/tests" 2>&1 | tee "$work/pytest.log" |
-  tail -n 45
+# The summary lists the skips, then the failures and errors (last, so that the tail shows them); a failure's
+# traceback and its seed follow.
+pytest_rc=0
+"$py" -m pytest -p no:cacheprovider -rsfE --durations=15 "$work/src/python/tests" > "$work/pytest.log" 2>&1 ||
+  pytest_rc=$?
+tail -n 45 "$work/pytest.log"
+if [ "$pytest_rc" -ne 0 ]; then
+  sed -n '/^=\+ \(FAILURES\|ERRORS\) =\+$/,/^=\+ \(warnings summary\|short test summary info\) =\+$/p' "$work/pytest.log" |
+    head -n 300
+  echo "wheel check: pytest failed (exit $pytest_rc)"
+  exit 1
+fi
 grep -q "^softmargin .* from $site/softmargin/__init__.py" "$work/pytest.log" ||
   { echo "wheel check: the suite did not import the installed package"; head -n 5 "$work/pytest.log"; exit 1; }
 
