@@ -95,6 +95,18 @@ LossArgs check_bce_args(const char* op, const at::Tensor& input, const at::Tenso
   return args;
 }
 
+LossArgs check_pairwise_args(const char* op, const at::Tensor& chosen, const at::Tensor& rejected,
+                             const c10::optional<at::Tensor>& margin, double margin_value, std::int64_t reduction,
+                             c10::DeviceType device_type) {
+  LossArgs args{chosen, rejected, to_reduction(op, reduction), {}, {}, {}, margin_value};
+  TORCH_CHECK(chosen.defined() && rejected.defined(), op, ": chosen and rejected must be defined tensors");
+  check_input(op, chosen);
+  args.y = operand(op, "rejected", rejected, chosen, chosen.scalar_type());
+  if (margin.has_value() && margin->defined()) args.margin = operand(op, "margin", *margin, chosen, chosen.scalar_type());
+  check_device_type(op, chosen, device_type);
+  return args;
+}
+
 at::Tensor check_upstream(const char* op, const at::Tensor& grad_output, const LossArgs& args) {
   TORCH_CHECK(grad_output.defined(), op, ": grad_output must be a defined tensor");
   TORCH_CHECK(grad_output.layout() == c10::kStrided, op, ": grad_output must be a strided (dense) tensor");

@@ -17,12 +17,15 @@ softmargin::Reduction to_reduction(const char* op, std::int64_t reduction);
 /// (read as it is: its values are exact in every x dtype, so the result is the converted target's, at one byte an
 /// element), and expanded to x's shape (stride 0 where it broadcasts, no copy). weight and pos_weight (BCEWithLogits;
 /// undefined when absent, and for SoftMargin) likewise, of x's dtype. The loss has x's shape and dtype, as in PyTorch.
+/// For the pairwise loss x is chosen, y rejected and margin (undefined: margin_value) the margin, all of x's dtype.
 struct LossArgs {
   at::Tensor x;
   at::Tensor y;
   softmargin::Reduction reduction;
   at::Tensor weight;
   at::Tensor pos_weight;
+  at::Tensor margin;
+  double margin_value = 0.0;
 };
 
 /// Checks input and target for the op named `op` on a kernel of `device_type`; throws c10::Error naming the problem.
@@ -34,6 +37,12 @@ LossArgs check_args(const char* op, const at::Tensor& input, const at::Tensor& t
 LossArgs check_bce_args(const char* op, const at::Tensor& input, const at::Tensor& target,
                         const c10::optional<at::Tensor>& weight, const c10::optional<at::Tensor>& pos_weight,
                         std::int64_t reduction, c10::DeviceType device_type);
+
+/// As check_args for the pairwise loss: rejected and margin (optional; margin_value when absent) are converted to
+/// chosen's dtype and expanded to its shape with PyTorch's broadcasting.
+LossArgs check_pairwise_args(const char* op, const at::Tensor& chosen, const at::Tensor& rejected,
+                             const c10::optional<at::Tensor>& margin, double margin_value, std::int64_t reduction,
+                             c10::DeviceType device_type);
 
 /// The upstream gradient of a backward call as a tensor of x's dtype on x's device: a 0-dimensional one (sum, mean:
 /// grad_output must hold one element) or one of x's shape (none: grad_output broadcasts to it, stride 0, no copy).

@@ -11,6 +11,9 @@
 //
 // bce_with_logits is differentiable with respect to its target, weight and pos_weight too. Those gradients are
 // computed in the backward from torch operators (differentiable, so create_graph=True works for them as well).
+// pairwise_logistic is differentiable with respect to chosen, rejected and a margin tensor: its fused pass writes the
+// gradients of chosen and rejected (the margin's is rejected's, summed to the margin's shape), and runs whenever one of
+// the three requires grad.
 #include <ATen/ATen.h>
 #include <ATen/ExpandUtils.h>
 #include <ATen/TensorSubclassLikeUtils.h>
@@ -19,6 +22,7 @@
 #include <torch/library.h>
 
 #include <array>
+#include <tuple>
 
 #include "SoftMarginTorch_Ops.hpp"
 
@@ -34,11 +38,13 @@ bool is_eager(const at::Tensor& t) {
          !c10::impl::tls_is_dispatch_key_included(c10::DispatchKey::Python);
 }
 
-/// The input's gradient of a reduced loss whose forward ran the fused pass: its saved gradient times g, in place on
-/// the first eager backward (the buffer is handed on), else the functional product; recompute() once handed on.
+/// The input's gradient of a reduced loss whose forward ran the fused pass: its saved gradient (saved_data[key]) times
+/// g, in place on the first eager backward (the buffer is handed on), else the functional product; recompute() once
+/// handed on.
 template <class Recompute>
-at::Tensor fused_grad(AutogradContext* ctx, const at::Tensor& g, const at::Tensor& input, const Recompute& recompute) {
-  const auto it = ctx->saved_data.find("grad");
+at::Tensor fused_grad(AutogradContext* ctx, const at::Tensor& g, const at::Tensor& input, const Recompute& recompute,
+                      const char* key = "grad") {
+  const auto it = ctx->saved_data.find(key);
   if (it == ctx->saved_data.end()) return recompute();
   at::Tensor grad = it->second.toTensor();
   if (!(is_eager(grad) && is_eager(g) && g.device() == input.device())) return at::mul(grad, g);
@@ -213,10 +219,90 @@ at::Tensor bce_autograd(c10::DispatchKeySet keys, const at::Tensor& input, const
   return bce_op().redispatch(below, input, target, weight, pos_weight, reduction);
 }
 
+/// The gradients of pairwise_logistic from torch operators, differentiable, in compute_type and rounded once to each
+/// tensor's dtype (reduce_like): with d = -sigmoid(-(c - r - m)) times the upstream gradient of the element, chosen's
+/// is d, rejected's and the margin's -d. saved: chosen, rejected, margin (undefined: margin_value).
+std::array<at::Tensor, 3> pairwise_composite_grads(const at::Tensor& g, const std::array<at::Tensor, 3>& saved,
+                                                   double margin_value, std::int64_t reduction,
+                                                   const std::array<bool, 3>& want) {
+  const at::ScalarType ct = compute_type(saved[0]);
+  const at::Tensor c = saved[0].to(ct), r = saved[1].to(c.device(), ct);
+  const at::Tensor z = saved[2].defined() ? c - r - saved[2].to(c.device(), ct) : c - r - margin_value;
+  const at::Tensor d = (-at::sigmoid(-z) * per_element(g.to(ct), c, reduction)).expand_symint(c.sym_sizes());
+  std::array<at::Tensor, 3> out;
+  if (want[0]) out[0] = reduce_like(d, saved[0]);
+  if (want[1]) out[1] = reduce_like(-d, saved[1]);
+  if (want[2]) out[2] = reduce_like(-d, saved[2]);
+  return out;
+}
+
+class PairwiseLossBackward : public torch::autograd::Function<PairwiseLossBackward> {
+ public:
+  static at::Tensor forward(AutogradContext* ctx, c10::DispatchKeySet below, const at::Tensor& chosen,
+                            const at::Tensor& rejected, const c10::optional<at::Tensor>& margin, double margin_value,
+                            std::int64_t reduction) {
+    at::AutoDispatchBelowADInplaceOrView below_autograd;
+    ctx->saved_data["reduction"] = reduction;
+    ctx->saved_data["margin_value"] = margin_value;
+    ctx->save_for_backward({chosen, rejected, present(margin) ? *margin : at::Tensor()});
+    if (reduction == kReductionNone) return pairwise_op().redispatch(below, chosen, rejected, margin, margin_value, reduction);
+    auto [loss, grad_c, grad_r] =
+        pairwise_loss_and_grad_op().redispatch(below, chosen, rejected, margin, margin_value, reduction);
+    ctx->saved_data["grad"] = grad_c;
+    ctx->saved_data["grad_rejected"] = grad_r;
+    return loss;
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    const std::int64_t reduction = ctx->saved_data["reduction"].toInt();
+    const double margin_value = ctx->saved_data["margin_value"].toDouble();
+    const auto v = ctx->get_saved_variables();
+    const std::array<at::Tensor, 3> saved{v[0], v[1], v[2]};
+    const at::Tensor& g = grads[0];
+    // needs_input_grad counts the forward's tensors that are present: chosen 0, rejected 1, then the margin.
+    const std::array<bool, 3> want{ctx->needs_input_grad(0), ctx->needs_input_grad(1),
+                                   saved[2].defined() && ctx->needs_input_grad(2)};
+    std::array<at::Tensor, 3> out;
+    if (at::GradMode::is_enabled()) {
+      out = pairwise_composite_grads(g, saved, margin_value, reduction, want);
+    } else {
+      const auto recompute = [&](std::size_t i) {
+        auto both = pairwise_backward_op().call(g, saved[0], saved[1], optional(saved[2]), margin_value, reduction);
+        return i == 0 ? std::get<0>(both) : std::get<1>(both);
+      };
+      at::Tensor grad_c, grad_r;
+      if (reduction == kReductionNone) {
+        std::tie(grad_c, grad_r) =
+            pairwise_backward_op().call(g, saved[0], saved[1], optional(saved[2]), margin_value, reduction);
+      } else {
+        if (want[0]) grad_c = fused_grad(ctx, g, saved[0], [&] { return recompute(0); });
+        if (want[1] || want[2]) grad_r = fused_grad(ctx, g, saved[0], [&] { return recompute(1); }, "grad_rejected");
+      }
+      if (want[0]) out[0] = grad_c;
+      if (want[1]) out[1] = reduce_like(grad_r, saved[1]);
+      if (want[2]) {
+        out[2] = reduce_like(grad_r, saved[2]);
+        if (want[1] && out[2].is_alias_of(out[1])) out[2] = out[2].clone();  // each its own buffer
+      }
+    }
+    return {at::Tensor(), out[0], out[1], out[2], at::Tensor(), at::Tensor()};
+  }
+};
+
+at::Tensor pairwise_autograd(c10::DispatchKeySet keys, const at::Tensor& chosen, const at::Tensor& rejected,
+                             const c10::optional<at::Tensor>& margin, double margin_value, std::int64_t reduction) {
+  const c10::DispatchKeySet below = keys & c10::after_autograd_keyset;
+  if (at::GradMode::is_enabled() && (chosen.requires_grad() || rejected.requires_grad() || requires_grad(margin)))
+    return PairwiseLossBackward::apply(below, chosen, rejected, margin, margin_value, reduction);
+  at::AutoDispatchBelowADInplaceOrView below_autograd;
+  return pairwise_op().redispatch(below, chosen, rejected, margin, margin_value, reduction);
+}
+
 }  // namespace
 }  // namespace softmargin::torch_ops
 
 TORCH_LIBRARY_IMPL(softmargin, Autograd, m) {
   m.impl("loss", &softmargin::torch_ops::loss_autograd);
   m.impl("bce_with_logits", &softmargin::torch_ops::bce_autograd);
+  m.impl("pairwise_logistic", &softmargin::torch_ops::pairwise_autograd);
 }

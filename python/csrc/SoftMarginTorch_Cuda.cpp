@@ -152,6 +152,41 @@ std::tuple<at::Tensor, at::Tensor> bce_loss_and_grad_cuda(const at::Tensor& inpu
   return Kernels<Kokkos::Cuda, Loss::BCEWithLogits>::loss_and_grad(s.space(), args);
 }
 
+constexpr OpNames kPairwise = op_names(Loss::Pairwise);
+
+at::Tensor pairwise_cuda(const at::Tensor& chosen, const at::Tensor& rejected, const c10::optional<at::Tensor>& margin,
+                         double margin_value, std::int64_t reduction) {
+  const auto args =
+      check_pairwise_args(kPairwise.loss, chosen, rejected, margin, margin_value, reduction, c10::DeviceType::CUDA);
+  const c10::cuda::CUDAGuard guard(args.x.device());
+  const StreamSpace s(args.x.device());
+  return Kernels<Kokkos::Cuda, Loss::Pairwise>::loss(s.space(), args);
+}
+
+std::tuple<at::Tensor, at::Tensor> pairwise_backward_cuda(const at::Tensor& grad_output, const at::Tensor& chosen,
+                                                          const at::Tensor& rejected,
+                                                          const c10::optional<at::Tensor>& margin,
+                                                          double margin_value, std::int64_t reduction) {
+  const auto args = check_pairwise_args(kPairwise.backward, chosen, rejected, margin, margin_value, reduction,
+                                        c10::DeviceType::CUDA);
+  const auto g = check_upstream(kPairwise.backward, grad_output, args);
+  const c10::cuda::CUDAGuard guard(args.x.device());
+  const StreamSpace s(args.x.device());
+  return Kernels<Kokkos::Cuda, Loss::Pairwise>::backward(s.space(), g, args);
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> pairwise_loss_and_grad_cuda(const at::Tensor& chosen,
+                                                                           const at::Tensor& rejected,
+                                                                           const c10::optional<at::Tensor>& margin,
+                                                                           double margin_value,
+                                                                           std::int64_t reduction) {
+  const auto args = check_pairwise_args(kPairwise.loss_and_grad, chosen, rejected, margin, margin_value, reduction,
+                                        c10::DeviceType::CUDA);
+  const c10::cuda::CUDAGuard guard(args.x.device());
+  const StreamSpace s(args.x.device());
+  return Kernels<Kokkos::Cuda, Loss::Pairwise>::loss_and_grad(s.space(), args);
+}
+
 /// grad[i] *= *g for every element (16-bit types multiplied in float), unless *g == 1: then every thread returns
 /// after one load of g (the backward of loss.backward(), whose upstream gradient is the engine's 1, costs a launch and
 /// no memory traffic).
@@ -211,4 +246,7 @@ TORCH_LIBRARY_IMPL(softmargin, CUDA, m) {
   m.impl("bce_with_logits", &softmargin::torch_ops::bce_cuda);
   m.impl("bce_with_logits_backward", &softmargin::torch_ops::bce_backward_cuda);
   m.impl("bce_with_logits_loss_and_grad", &softmargin::torch_ops::bce_loss_and_grad_cuda);
+  m.impl("pairwise_logistic", &softmargin::torch_ops::pairwise_cuda);
+  m.impl("pairwise_logistic_backward", &softmargin::torch_ops::pairwise_backward_cuda);
+  m.impl("pairwise_logistic_loss_and_grad", &softmargin::torch_ops::pairwise_loss_and_grad_cuda);
 }

@@ -34,8 +34,9 @@
 
 namespace softmargin::torch_ops {
 
-/// The losses of the operators: softmargin::loss & co. (SoftMarginLoss) and softmargin::bce_with_logits & co.
-enum class Loss { SoftMargin, BCEWithLogits };
+/// The losses of the operators: softmargin::loss & co. (SoftMarginLoss), softmargin::bce_with_logits & co. and
+/// softmargin::pairwise_logistic & co. (the pairwise margin loss softplus(-(chosen - rejected - margin))).
+enum class Loss { SoftMargin, BCEWithLogits, Pairwise };
 
 /// The names of a loss's operators: the loss, its backward and the fused pass.
 struct OpNames {
@@ -44,9 +45,16 @@ struct OpNames {
   const char* loss_and_grad;
 };
 constexpr OpNames op_names(Loss l) {
-  return l == Loss::SoftMargin ? OpNames{"softmargin::loss", "softmargin::backward", "softmargin::loss_and_grad"}
-                               : OpNames{"softmargin::bce_with_logits", "softmargin::bce_with_logits_backward",
-                                         "softmargin::bce_with_logits_loss_and_grad"};
+  switch (l) {
+    case Loss::SoftMargin:
+      return {"softmargin::loss", "softmargin::backward", "softmargin::loss_and_grad"};
+    case Loss::BCEWithLogits:
+      return {"softmargin::bce_with_logits", "softmargin::bce_with_logits_backward",
+              "softmargin::bce_with_logits_loss_and_grad"};
+    default:
+      return {"softmargin::pairwise_logistic", "softmargin::pairwise_logistic_backward",
+              "softmargin::pairwise_logistic_loss_and_grad"};
+  }
 }
 
 /// The operators' work for loss L, x of torch element type T and a target of element type Y (T or int8_t) on Exec,
@@ -59,6 +67,17 @@ struct TypedKernels {
   static at::Tensor backward(const Exec& space, const at::Tensor& g, const LossArgs& a);
   /// The reduced loss and its gradient with respect to x (upstream gradient 1) in one pass.
   static std::tuple<at::Tensor, at::Tensor> loss_and_grad(const Exec& space, const LossArgs& a);
+};
+
+/// The pairwise loss's gradient passes for chosen of torch element type T (rejected and margin of the same type) on
+/// Exec: both gradients, d loss / d chosen and d loss / d rejected (its negation), of chosen's shape, in one pass.
+/// Its loss is TypedKernels<Exec, T, T, Loss::Pairwise>::loss.
+template <class Exec, class T>
+struct PairwiseKernels {
+  /// g * d loss / d chosen and g * d loss / d rejected (g as in TypedKernels::backward).
+  static std::tuple<at::Tensor, at::Tensor> backward(const Exec& space, const at::Tensor& g, const LossArgs& a);
+  /// The reduced loss and both gradients (upstream gradient 1) in one pass.
+  static std::tuple<at::Tensor, at::Tensor, at::Tensor> loss_and_grad(const Exec& space, const LossArgs& a);
 };
 
 template <class Exec, Loss L>
@@ -81,6 +100,32 @@ struct Kernels {
     std::tuple<at::Tensor, at::Tensor> out;
     SOFTMARGIN_DISPATCH_X_Y(a.x, a.y, op_names(L).loss_and_grad,
                             [&] { out = TypedKernels<Exec, scalar_t, target_t, L>::loss_and_grad(space, a); });
+    return out;
+  }
+};
+
+template <class Exec>
+struct Kernels<Exec, Loss::Pairwise> {
+  static constexpr OpNames names = op_names(Loss::Pairwise);
+
+  static at::Tensor loss(const Exec& space, const LossArgs& a) {
+    at::Tensor out;
+    SOFTMARGIN_DISPATCH_TYPES(a.x.scalar_type(), names.loss,
+                              [&] { out = TypedKernels<Exec, scalar_t, scalar_t, Loss::Pairwise>::loss(space, a); });
+    return out;
+  }
+
+  static std::tuple<at::Tensor, at::Tensor> backward(const Exec& space, const at::Tensor& g, const LossArgs& a) {
+    std::tuple<at::Tensor, at::Tensor> grads;
+    SOFTMARGIN_DISPATCH_TYPES(a.x.scalar_type(), names.backward,
+                              [&] { grads = PairwiseKernels<Exec, scalar_t>::backward(space, g, a); });
+    return grads;
+  }
+
+  static std::tuple<at::Tensor, at::Tensor, at::Tensor> loss_and_grad(const Exec& space, const LossArgs& a) {
+    std::tuple<at::Tensor, at::Tensor, at::Tensor> out;
+    SOFTMARGIN_DISPATCH_TYPES(a.x.scalar_type(), names.loss_and_grad,
+                              [&] { out = PairwiseKernels<Exec, scalar_t>::loss_and_grad(space, a); });
     return out;
   }
 };

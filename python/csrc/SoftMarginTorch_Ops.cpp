@@ -61,6 +61,37 @@ std::tuple<at::Tensor, at::Tensor> bce_loss_and_grad_cpu(const at::Tensor& input
   return Kernels<Host, Loss::BCEWithLogits>::loss_and_grad(Host(), args);
 }
 
+constexpr OpNames kPairwise = op_names(Loss::Pairwise);
+
+at::Tensor pairwise_cpu(const at::Tensor& chosen, const at::Tensor& rejected, const c10::optional<at::Tensor>& margin,
+                        double margin_value, std::int64_t reduction) {
+  const auto args =
+      check_pairwise_args(kPairwise.loss, chosen, rejected, margin, margin_value, reduction, c10::DeviceType::CPU);
+  ensure_kokkos();
+  return Kernels<Host, Loss::Pairwise>::loss(Host(), args);
+}
+
+std::tuple<at::Tensor, at::Tensor> pairwise_backward_cpu(const at::Tensor& grad_output, const at::Tensor& chosen,
+                                                         const at::Tensor& rejected,
+                                                         const c10::optional<at::Tensor>& margin, double margin_value,
+                                                         std::int64_t reduction) {
+  const auto args = check_pairwise_args(kPairwise.backward, chosen, rejected, margin, margin_value, reduction,
+                                        c10::DeviceType::CPU);
+  const auto g = check_upstream(kPairwise.backward, grad_output, args);
+  ensure_kokkos();
+  return Kernels<Host, Loss::Pairwise>::backward(Host(), g, args);
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> pairwise_loss_and_grad_cpu(const at::Tensor& chosen,
+                                                                          const at::Tensor& rejected,
+                                                                          const c10::optional<at::Tensor>& margin,
+                                                                          double margin_value, std::int64_t reduction) {
+  const auto args = check_pairwise_args(kPairwise.loss_and_grad, chosen, rejected, margin, margin_value, reduction,
+                                        c10::DeviceType::CPU);
+  ensure_kokkos();
+  return Kernels<Host, Loss::Pairwise>::loss_and_grad(Host(), args);
+}
+
 template <class Signature>
 c10::TypedOperatorHandle<Signature> find_op(const char* name) {
   return c10::Dispatcher::singleton().findSchemaOrThrow(name, "").typed<Signature>();
@@ -80,6 +111,21 @@ const c10::TypedOperatorHandle<BCEBackwardSignature>& bce_backward_op() {
 
 const c10::TypedOperatorHandle<BCEFusedSignature>& bce_loss_and_grad_op() {
   static const auto op = find_op<BCEFusedSignature>(kBCE.loss_and_grad);
+  return op;
+}
+
+const c10::TypedOperatorHandle<PairwiseSignature>& pairwise_op() {
+  static const auto op = find_op<PairwiseSignature>(kPairwise.loss);
+  return op;
+}
+
+const c10::TypedOperatorHandle<PairwiseBackwardSignature>& pairwise_backward_op() {
+  static const auto op = find_op<PairwiseBackwardSignature>(kPairwise.backward);
+  return op;
+}
+
+const c10::TypedOperatorHandle<PairwiseFusedSignature>& pairwise_loss_and_grad_op() {
+  static const auto op = find_op<PairwiseFusedSignature>(kPairwise.loss_and_grad);
   return op;
 }
 
@@ -136,6 +182,15 @@ TORCH_LIBRARY(softmargin, m) {
   m.def(
       "bce_with_logits_loss_and_grad(Tensor input, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, "
       "int reduction=1) -> (Tensor, Tensor)");
+  m.def(
+      "pairwise_logistic(Tensor chosen, Tensor rejected, Tensor? margin=None, float margin_value=0., "
+      "int reduction=1) -> Tensor");
+  m.def(
+      "pairwise_logistic_backward(Tensor grad_output, Tensor chosen, Tensor rejected, Tensor? margin=None, "
+      "float margin_value=0., int reduction=1) -> (Tensor, Tensor)");
+  m.def(
+      "pairwise_logistic_loss_and_grad(Tensor chosen, Tensor rejected, Tensor? margin=None, float margin_value=0., "
+      "int reduction=1) -> (Tensor, Tensor, Tensor)");
 }
 
 TORCH_LIBRARY_IMPL(softmargin, CPU, m) {
@@ -145,4 +200,7 @@ TORCH_LIBRARY_IMPL(softmargin, CPU, m) {
   m.impl("bce_with_logits", &softmargin::torch_ops::bce_cpu);
   m.impl("bce_with_logits_backward", &softmargin::torch_ops::bce_backward_cpu);
   m.impl("bce_with_logits_loss_and_grad", &softmargin::torch_ops::bce_loss_and_grad_cpu);
+  m.impl("pairwise_logistic", &softmargin::torch_ops::pairwise_cpu);
+  m.impl("pairwise_logistic_backward", &softmargin::torch_ops::pairwise_backward_cpu);
+  m.impl("pairwise_logistic_loss_and_grad", &softmargin::torch_ops::pairwise_loss_and_grad_cpu);
 }

@@ -9,6 +9,12 @@
 //                                        Tensor? pos_weight=None, int reduction=1) -> Tensor
 //   softmargin::bce_with_logits_loss_and_grad(Tensor input, Tensor target, Tensor? weight=None,
 //                                             Tensor? pos_weight=None, int reduction=1) -> (Tensor, Tensor)
+//   softmargin::pairwise_logistic(Tensor chosen, Tensor rejected, Tensor? margin=None, float margin_value=0.,
+//                                 int reduction=1) -> Tensor
+//   softmargin::pairwise_logistic_backward(Tensor grad_output, Tensor chosen, Tensor rejected, Tensor? margin=None,
+//                                          float margin_value=0., int reduction=1) -> (Tensor, Tensor)
+//   softmargin::pairwise_logistic_loss_and_grad(Tensor chosen, Tensor rejected, Tensor? margin=None,
+//                                               float margin_value=0., int reduction=1) -> (Tensor, Tensor, Tensor)
 //
 // reduction is torch's enumerator (0 none, 1 mean, 2 sum). The loss has the input's shape and dtype (float32,
 // float64, bfloat16 or float16); the target broadcasts to the input's shape and is converted to its dtype, as in
@@ -17,7 +23,10 @@
 // The backward and loss_and_grad operators return the gradient with respect to the input (loss_and_grad: of the
 // reduced loss, upstream gradient 1). softmargin::loss is differentiable with respect to the input, bce_with_logits
 // with respect to all four tensors (SoftMarginTorch_Autograd.cpp): with grad enabled and the input requiring it,
-// their forward runs the fused operator.
+// their forward runs the fused operator. The pairwise loss is softplus(-(chosen - rejected - margin)) (margin: the
+// tensor, else margin_value); rejected and margin broadcast to chosen's shape and are converted to its dtype; its
+// backward and fused operators return the gradients with respect to chosen and to rejected (of chosen's shape), and
+// it is differentiable with respect to the three tensors, with the fused pass whenever one of them requires grad.
 #ifndef SOFTMARGIN_TORCH_OPS_HPP
 #define SOFTMARGIN_TORCH_OPS_HPP
 
@@ -50,6 +59,19 @@ using BCEFusedSignature = std::tuple<at::Tensor, at::Tensor>(const at::Tensor&, 
 const c10::TypedOperatorHandle<BCESignature>& bce_op();
 const c10::TypedOperatorHandle<BCEBackwardSignature>& bce_backward_op();
 const c10::TypedOperatorHandle<BCEFusedSignature>& bce_loss_and_grad_op();
+
+using PairwiseSignature = at::Tensor(const at::Tensor&, const at::Tensor&, const c10::optional<at::Tensor>&, double,
+                                     std::int64_t);
+using PairwiseBackwardSignature = std::tuple<at::Tensor, at::Tensor>(const at::Tensor&, const at::Tensor&,
+                                                                     const at::Tensor&,
+                                                                     const c10::optional<at::Tensor>&, double,
+                                                                     std::int64_t);
+using PairwiseFusedSignature = std::tuple<at::Tensor, at::Tensor, at::Tensor>(const at::Tensor&, const at::Tensor&,
+                                                                              const c10::optional<at::Tensor>&,
+                                                                              double, std::int64_t);
+const c10::TypedOperatorHandle<PairwiseSignature>& pairwise_op();
+const c10::TypedOperatorHandle<PairwiseBackwardSignature>& pairwise_backward_op();
+const c10::TypedOperatorHandle<PairwiseFusedSignature>& pairwise_loss_and_grad_op();
 
 /// grad *= g in place, unless g (a 0-dimensional tensor on grad's device) is exactly 1: on CUDA one kernel on the
 /// current stream that reads g on the device and returns at once if it is 1 (no synchronization), on the CPU a test.

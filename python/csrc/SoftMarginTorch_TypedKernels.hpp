@@ -98,6 +98,21 @@ struct Inputs<Loss::BCEWithLogits> {
   }
 };
 
+template <>
+struct Inputs<Loss::Pairwise> {
+  template <class F>
+  static void with(const LossArgs& a, F&& f) {
+    using softmargin::pairwise;
+    if (a.margin.defined()) {
+      f(std::array<at::Tensor, 3>{a.x, a.y, a.margin},
+        [](const auto& c, const auto& r, const auto& m) { return pairwise(c, r, m); });
+    } else {
+      f(std::array<at::Tensor, 2>{a.x, a.y},
+        [m = a.margin_value](const auto& c, const auto& r) { return pairwise(c, r, m); });
+    }
+  }
+};
+
 template <class Exec, class T, class Y, Loss L>
 at::Tensor TypedKernels<Exec, T, Y, L>::loss(const Exec& space, const LossArgs& a) {
   using O = Outputs<Exec>;
@@ -167,6 +182,57 @@ std::tuple<at::Tensor, at::Tensor> TypedKernels<Exec, T, Y, L>::loss_and_grad(co
   });
   O::finish(space);
   return {out, grad};
+}
+
+template <class Exec, class T>
+std::tuple<at::Tensor, at::Tensor> PairwiseKernels<Exec, T>::backward(const Exec& space, const at::Tensor& g,
+                                                                      const LossArgs& a) {
+  using O = Outputs<Exec>;
+  using device = typename O::device;
+  at::Tensor grad_c = O::empty_like(a.x), grad_r = O::empty_like(a.x);
+  if (a.x.numel() == 0) return {grad_c, grad_r};
+  const auto r = a.reduction;
+  Inputs<Loss::Pairwise>::with(a, [&](const auto& ins, const auto& make) {
+    const std::array<at::Tensor, 2> outs{grad_c, grad_r};
+    if (r == softmargin::Reduction::None) {  // g of x's shape: the last input
+      with_views<T, device>(outs, append(ins, g), [&](auto gc, auto gr, auto... in) {
+        last_first([&](auto up, auto... v) {
+          softmargin::backward(space, make(v...), up, softmargin::grads(gc, gr), r, softmargin::auto_only);
+        }, in...);
+      });
+    } else {
+      const typename O::template Scalar<const lib_value_t<T>> up(lib_data<T>(g));
+      with_views<T, device>(outs, ins, [&](auto gc, auto gr, auto... in) {
+        softmargin::backward(space, make(in...), up, softmargin::grads(gc, gr), r, softmargin::auto_only);
+      });
+    }
+  });
+  O::finish(space);
+  return {grad_c, grad_r};
+}
+
+template <class Exec, class T>
+std::tuple<at::Tensor, at::Tensor, at::Tensor> PairwiseKernels<Exec, T>::loss_and_grad(const Exec& space,
+                                                                                       const LossArgs& a) {
+  using O = Outputs<Exec>;
+  using device = typename O::device;
+  const auto r = a.reduction;
+  constexpr OpNames names = op_names(Loss::Pairwise);
+  TORCH_CHECK(r != softmargin::Reduction::None, names.loss_and_grad, ": reduction none has no scalar loss; use ",
+              names.loss, " and ", names.backward);
+  at::Tensor grad_c = O::empty_like(a.x), grad_r = O::empty_like(a.x);
+  if (a.x.numel() == 0) return {empty_reduction(a.x, r), grad_c, grad_r};
+  at::Tensor out = O::empty({}, a.x);
+  const typename O::template Scalar<lib_value_t<T>> o(lib_data<T>(out));
+  Inputs<Loss::Pairwise>::with(a, [&](const auto& ins, const auto& make) {
+    with_views<T, device>(std::array<at::Tensor, 2>{grad_c, grad_r}, ins, [&](auto gc, auto gr, auto... in) {
+      const auto desc = make(in...);
+      softmargin::loss_and_grad(space, desc, o, softmargin::grads(gc, gr), r,
+                                softmargin::Impl::family_result_t<decltype(desc)>(1), softmargin::auto_only);
+    });
+  });
+  O::finish(space);
+  return {out, grad_c, grad_r};
 }
 
 }  // namespace softmargin::torch_ops

@@ -1,18 +1,21 @@
 """SoftMarginLoss and BCEWithLogitsLoss for PyTorch, computed by the SoftMargin library (Kokkos): drop-ins for
-torch.nn.SoftMarginLoss and torch.nn.BCEWithLogitsLoss.
+torch.nn.SoftMarginLoss and torch.nn.BCEWithLogitsLoss, and the pairwise logistic (Bradley-Terry) loss of reward
+models, -logsigmoid(chosen - rejected - margin).
 
     from softmargin import SoftMarginLoss, soft_margin_loss
     loss = SoftMarginLoss()(x, y)                    # as torch.nn.SoftMarginLoss(reduction='mean')(x, y)
     loss = soft_margin_loss(x, y, reduction="sum")   # as torch.nn.functional.soft_margin_loss
     loss = BCEWithLogitsLoss(pos_weight=p)(x, t)     # as torch.nn.BCEWithLogitsLoss
     loss = binary_cross_entropy_with_logits(x, t, weight=w)  # as torch.nn.functional's
+    loss = PairwiseLogisticLoss(margin=0.5)(chosen, rejected)  # -F.logsigmoid(chosen - rejected - 0.5).mean()
 
 One fused, numerically stable pass: finite where PyTorch overflows (x = 100, y = -1 gives 100, PyTorch inf), and
 with x requiring grad the forward computes the gradient in the same pass. CPU tensors run on Kokkos' host backend,
 CUDA tensors on torch's current stream. x is float32, float64, bfloat16 or float16 (computed in float, or double for
 float64, and rounded once to x's dtype); y broadcasts to x's shape and is converted to its dtype, as in PyTorch
-(weight and pos_weight too). The operators are torch.ops.softmargin.{loss, backward, loss_and_grad} and
-{bce_with_logits, bce_with_logits_backward, bce_with_logits_loss_and_grad}.
+(weight and pos_weight too). The operators are torch.ops.softmargin.{loss, backward, loss_and_grad},
+{bce_with_logits, bce_with_logits_backward, bce_with_logits_loss_and_grad} and {pairwise_logistic,
+pairwise_logistic_backward, pairwise_logistic_loss_and_grad}.
 """
 
 import importlib
@@ -49,10 +52,11 @@ torch.ops.load_library(os.path.join(os.path.dirname(os.path.abspath(__file__)), 
 from . import _fake  # noqa: E402  (fake kernels for torch.compile)
 
 __all__ = ["SoftMarginLoss", "soft_margin_loss", "BCEWithLogitsLoss", "binary_cross_entropy_with_logits",
-           "set_launch_options", "build_info"]
+           "PairwiseLogisticLoss", "pairwise_logistic_loss", "set_launch_options", "build_info"]
 
 _loss = torch.ops.softmargin.loss.default  # looked up once: attribute lookups on torch.ops cost per call
 _bce = torch.ops.softmargin.bce_with_logits.default
+_pairwise = torch.ops.softmargin.pairwise_logistic.default
 _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
 
 # The lean entry (softmargin._entry, where the build found Python's headers) calls the same operator without
@@ -96,6 +100,21 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     if target.size() != input.size():
         raise ValueError(f"Target size ({target.size()}) must be the same as input size ({input.size()})")
     return _bce(input, target, weight, pos_weight, code)
+
+
+def pairwise_logistic_loss(chosen, rejected, margin=0.0, reduction="mean"):
+    """The pairwise logistic (Bradley-Terry) loss of reward models, -logsigmoid(chosen - rejected - margin) per pair,
+    in one fused pass: the result of -torch.nn.functional.logsigmoid(chosen - rejected - margin) reduced by `reduction`
+    (none, mean or sum), finite where the difference is large. rejected and margin (a Python number or a tensor)
+    broadcast to chosen's shape and are converted to its dtype (float32, float64, bfloat16 or float16; computed in
+    float, or double for float64). Differentiable with respect to chosen, rejected and a margin tensor: the gradients of
+    chosen and rejected come from the forward's own pass."""
+    code = _REDUCTIONS.get(reduction)
+    if code is None:
+        code = _reduction_code(None, None, reduction)
+    if isinstance(margin, torch.Tensor):
+        return _pairwise(chosen, rejected, margin, 0.0, code)
+    return _pairwise(chosen, rejected, None, float(margin), code)
 
 
 def _reduction_code(size_average, reduce, reduction):
@@ -142,3 +161,22 @@ class BCEWithLogitsLoss(torch.nn.BCEWithLogitsLoss):
     def forward(self, input, target):
         return binary_cross_entropy_with_logits(input, target, self.weight, reduction=self.reduction,
                                                 pos_weight=self.pos_weight)
+
+
+class PairwiseLogisticLoss(torch.nn.Module):
+    """The pairwise logistic (Bradley-Terry) loss of reward models as a module: forward(chosen, rejected, margin=None)
+    is pairwise_logistic_loss(chosen, rejected, margin, reduction), the margin of the call (a number or a tensor, for
+    per-pair margins) or else the module's."""
+
+    def __init__(self, margin=0.0, reduction="mean"):
+        super().__init__()
+        if reduction not in _REDUCTIONS:
+            _reduction_code(None, None, reduction)  # PyTorch's ValueError
+        self.margin = margin
+        self.reduction = reduction
+
+    def forward(self, chosen, rejected, margin=None):
+        return pairwise_logistic_loss(chosen, rejected, self.margin if margin is None else margin, self.reduction)
+
+    def extra_repr(self):
+        return f"margin={self.margin}, reduction={self.reduction}"

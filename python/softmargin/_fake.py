@@ -1,4 +1,4 @@
-"""Fake (meta) kernels of the softmargin operators (SoftMarginLoss's and BCEWithLogitsLoss's): output shapes, dtypes
+"""Fake (meta) kernels of the softmargin operators (SoftMarginLoss's, BCEWithLogitsLoss's and the pairwise loss's): output shapes, dtypes
 and strides without computing, so that torch.compile and torch.export can trace them (torch.library.register_fake).
 They allocate as the real kernels do: the loss of reduction none and the gradients like the input (empty_like),
 reduced losses 0-dimensional."""
@@ -59,3 +59,23 @@ def _bce_loss_and_grad_fake(input, target, weight=None, pos_weight=None, reducti
     torch._check(reduction != 0,
                  lambda: "softmargin::bce_with_logits_loss_and_grad: reduction none has no scalar loss")
     return input.new_empty(()), torch.empty_like(input)
+
+
+@_register("softmargin::pairwise_logistic")
+def _pairwise_fake(chosen, rejected, margin=None, margin_value=0.0, reduction=1):
+    _check(chosen, rejected, reduction, margin)
+    return torch.empty_like(chosen) if reduction == 0 else chosen.new_empty(())
+
+
+@_register("softmargin::pairwise_logistic_backward")
+def _pairwise_backward_fake(grad_output, chosen, rejected, margin=None, margin_value=0.0, reduction=1):
+    _check(chosen, rejected, reduction, margin)
+    return torch.empty_like(chosen), torch.empty_like(chosen)
+
+
+@_register("softmargin::pairwise_logistic_loss_and_grad")
+def _pairwise_loss_and_grad_fake(chosen, rejected, margin=None, margin_value=0.0, reduction=1):
+    _check(chosen, rejected, reduction, margin)
+    torch._check(reduction != 0,
+                 lambda: "softmargin::pairwise_logistic_loss_and_grad: reduction none has no scalar loss")
+    return chosen.new_empty(()), torch.empty_like(chosen), torch.empty_like(chosen)
