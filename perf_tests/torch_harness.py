@@ -14,12 +14,15 @@ calls captured in a CUDA graph and replayed, for Model and ModelNew, beside torc
 Model and faster than every torch.compile(Model); its forward+backward within 1.10x of the floor plus its forward; in
 a CUDA graph at least as fast as reduce-overhead. --pdl-ab adds ModelNew with the library's programmatic dependent
 launch off (softmargin.set_launch_options), --autograd-ab the same operators under a Python torch.autograd.Function.
---loss bce_with_logits times the same rows for BCEWithLogitsLoss (the problem in torch_harness_bce.py; skipped where
-the softmargin package has no BCEWithLogitsLoss).
+--loss bce_with_logits, pairwise and weighted time the same rows for BCEWithLogitsLoss, the pairwise logistic loss of
+reward models and SoftMarginLoss with a weight (the problems in torch_harness_bce.py, _pairwise.py and _weighted.py;
+skipped where the softmargin package lacks them); --shape ROWSxCOLS sets the problem's shape (e.g. 1x4096: 4096 pairs
+of scalar rewards).
 
   PYTHONPATH=build/<preset>/python python3 perf_tests/torch_harness.py [--device cuda|cpu] [--compile] [--loss L]
 """
 import argparse
+import importlib
 import statistics
 import sys
 import time
@@ -164,20 +167,26 @@ def main():
                     "beside the CUDA graphs) and torch.compile(ModelNew)")
     ap.add_argument("--pdl-ab", action="store_true", help="also time ModelNew without programmatic dependent launch")
     ap.add_argument("--autograd-ab", action="store_true", help="also time the operators under a Python autograd")
-    ap.add_argument("--loss", default="soft_margin", choices=["soft_margin", "bce_with_logits"],
-                    help="the problem: SoftMarginLoss (this file) or BCEWithLogitsLoss (torch_harness_bce.py)")
+    ap.add_argument("--loss", default="soft_margin", choices=["soft_margin", "bce_with_logits", "pairwise", "weighted"],
+                    help="the problem: SoftMarginLoss (this file), BCEWithLogitsLoss (torch_harness_bce.py), the "
+                    "pairwise logistic loss (torch_harness_pairwise.py) or SoftMarginLoss with a weight "
+                    "(torch_harness_weighted.py)")
+    ap.add_argument("--shape", default=None, help="ROWSxCOLS of the problem's inputs (default 512x4096)")
     args = ap.parse_args()
     DEVICE = args.device
     problem = sys.modules[__name__]
-    if args.loss == "bce_with_logits":
-        import torch_harness_bce as problem
-
+    if args.loss != "soft_margin":
+        problem = importlib.import_module({"bce_with_logits": "torch_harness_bce", "pairwise": "torch_harness_pairwise",
+                                           "weighted": "torch_harness_weighted"}[args.loss])
         if problem.missing():
-            print(f"softmargin has no {' or '.join(problem.missing())}: the BCEWithLogitsLoss rows are skipped")
+            print(f"softmargin has no {' or '.join(problem.missing())}: the {problem.NAME} rows are skipped")
             return 0
         if args.autograd_ab:
             print("--autograd-ab: SoftMarginLoss only (its Python autograd.Function calls that loss's operators)")
             args.autograd_ab = False
+    if args.shape:
+        rows, cols = (int(v) for v in args.shape.lower().split("x"))
+        problem.batch_size, problem.input_shape = rows, (cols,)
     problem.DEVICE = DEVICE
     title = f"{problem.NAME}, {problem.batch_size}x{problem.input_shape[0]} fp32, mean"
     Model, ModelNew, get_inputs, get_init_inputs = (problem.Model, problem.ModelNew, problem.get_inputs,

@@ -5,7 +5,8 @@
 #   tests    the pytest suite (python/tests) on CPU and CUDA tensors, torch.compile and torch.library.opcheck included
 #   harness  perf_tests/torch_harness.py: outputs of Model (nn.SoftMarginLoss), ModelNew and torch.compile(ModelNew())
 #            agree, then forward, forward+backward and CUDA-graph forward per call, 512x4096 fp32 mean; then the same
-#            for nn.BCEWithLogitsLoss (--loss bce_with_logits; skipped where the package has no BCEWithLogitsLoss)
+#            for nn.BCEWithLogitsLoss (--loss bce_with_logits; skipped where the package has no BCEWithLogitsLoss), the
+#            weighted SoftMarginLoss and the pairwise logistic loss (512x4096, and 4096 scalar pairs)
 #
 # Sources come from a folder (first argument, or SOFTMARGIN_DEPS_DIR; default .deps, else ../shared/deps):
 #   kokkos_5.0.2.orig.tar.gz   Kokkos (not needed when build/cuda/_deps/kokkos/install already exists: reused)
@@ -108,6 +109,12 @@ for stage in $stages; do
         tee "$OUT/torch_harness.txt"
       PYTHONPATH="$pypath" "$python" perf_tests/torch_harness.py --device "$device" --loss bce_with_logits --pdl-ab \
         $compile 2>&1 | tee "$OUT/torch_harness_bce.txt"
+      # the family's other losses: the weighted SoftMarginLoss, the pairwise loss at 512x4096 and at 4096 scalar pairs
+      for run in "weighted 512x4096" "pairwise 512x4096" "pairwise 1x4096"; do
+        set -- $run
+        PYTHONPATH="$pypath" "$python" perf_tests/torch_harness.py --device "$device" --loss "$1" --shape "$2" \
+          $compile 2>&1 | tee "$OUT/torch_harness_$1_$2.txt"
+      done
       ;;
     build) ;;
     *) echo "unknown stage $stage" ;;

@@ -3,6 +3,7 @@
 
 #include <ATen/ExpandUtils.h>
 
+#include <cmath>
 #include <limits>
 
 namespace softmargin::torch_ops {
@@ -67,42 +68,79 @@ void check_device_type(const char* op, const at::Tensor& input, c10::DeviceType 
               device_type);
 }
 
+bool present(const OptionalTensor& t) { return t.has_value() && t->defined(); }
+
+/// The normalizer of a reduced call (see LossArgs), checked: 0-dimensional, real, on the CPU or x's device, positive
+/// where it is read here; reduction mean.
+void set_normalizer(const char* op, LossArgs& a, const OptionalTensor& normalizer) {
+  a.by = a.reduction;
+  if (!present(normalizer)) return;
+  const at::Tensor& n = *normalizer;
+  TORCH_CHECK_VALUE(a.reduction == softmargin::Reduction::Mean, op,
+                    ": a normalizer divides the sum of the losses in place of the element count: it needs reduction "
+                    "mean, not ",
+                    a.reduction == softmargin::Reduction::Sum ? "sum" : "none");
+  TORCH_CHECK(n.layout() == c10::kStrided && n.dim() == 0, op,
+              ": normalizer must be a number or a 0-dimensional tensor (the count to divide the sum by), but it has "
+              "shape ",
+              n.sizes());
+  TORCH_CHECK(!at::isComplexType(n.scalar_type()) && n.scalar_type() != at::kBool, op, ": normalizer has dtype ",
+              n.scalar_type(), "; it must be a real number");
+  TORCH_CHECK(n.device().is_cpu() || n.device() == a.x.device(), "Expected all tensors to be on the same device, but ",
+              "found at least two devices, ", a.x.device(), " and ", n.device(), "!");
+  a.reduction = softmargin::Reduction::Sum;
+  if (n.device().is_cpu()) {
+    const double count = n.item<double>();
+    TORCH_CHECK_VALUE(count > 0 && std::isfinite(count), op, ": normalizer = ", count,
+                      " must be a positive, finite count");
+    a.by = softmargin::mean_over(count);
+    return;
+  }
+  const auto t = n.scalar_type();
+  a.normalizer = t == at::kDouble || t == at::kFloat || t == at::kLong || t == at::kInt ? n : n.to(at::kDouble);
+  a.by = softmargin::Reduction::Sum;  // the kernels' ReduceBy reads a.normalizer (TypedKernels)
+}
+
 }  // namespace
 
-LossArgs check_args(const char* op, const at::Tensor& input, const at::Tensor& target, std::int64_t reduction,
-                    c10::DeviceType device_type) {
-  LossArgs args{input, target, to_reduction(op, reduction), {}, {}};
+LossArgs check_args(const char* op, const at::Tensor& input, const at::Tensor& target, const OptionalTensor& weight,
+                    const OptionalTensor& normalizer, std::int64_t reduction, c10::DeviceType device_type) {
+  LossArgs args{input, target, to_reduction(op, reduction)};
   TORCH_CHECK(input.defined() && target.defined(), op, ": input and target must be defined tensors");
   check_input(op, input);
   args.y = operand(op, "target", target, input, at::kChar);
+  if (present(weight)) args.weight = operand(op, "weight", *weight, input, input.scalar_type());
+  set_normalizer(op, args, normalizer);
   check_device_type(op, input, device_type);
   return args;
 }
 
-LossArgs check_bce_args(const char* op, const at::Tensor& input, const at::Tensor& target,
-                        const c10::optional<at::Tensor>& weight, const c10::optional<at::Tensor>& pos_weight,
-                        std::int64_t reduction, c10::DeviceType device_type) {
-  LossArgs args{input, target, to_reduction(op, reduction), {}, {}};
+LossArgs check_bce_args(const char* op, const at::Tensor& input, const at::Tensor& target, const OptionalTensor& weight,
+                        const OptionalTensor& pos_weight, const OptionalTensor& normalizer, std::int64_t reduction,
+                        c10::DeviceType device_type) {
+  LossArgs args{input, target, to_reduction(op, reduction)};
   TORCH_CHECK(input.defined() && target.defined(), op, ": input and target must be defined tensors");
   check_input(op, input);
   // A bool target holds 0 and 1 in one byte: read as int8, it is the target PyTorch's conversion gives.
   const bool as_int8 = target.scalar_type() == at::kBool && target.layout() == c10::kStrided;
   args.y = operand(op, "target", as_int8 ? target.view(at::kChar) : target, input, at::kChar);
-  if (weight.has_value() && weight->defined()) args.weight = operand(op, "weight", *weight, input, input.scalar_type());
-  if (pos_weight.has_value() && pos_weight->defined())
-    args.pos_weight = operand(op, "pos_weight", *pos_weight, input, input.scalar_type());
+  if (present(weight)) args.weight = operand(op, "weight", *weight, input, input.scalar_type());
+  if (present(pos_weight)) args.pos_weight = operand(op, "pos_weight", *pos_weight, input, input.scalar_type());
+  set_normalizer(op, args, normalizer);
   check_device_type(op, input, device_type);
   return args;
 }
 
 LossArgs check_pairwise_args(const char* op, const at::Tensor& chosen, const at::Tensor& rejected,
-                             const c10::optional<at::Tensor>& margin, double margin_value, std::int64_t reduction,
-                             c10::DeviceType device_type) {
-  LossArgs args{chosen, rejected, to_reduction(op, reduction), {}, {}, {}, margin_value};
+                             const OptionalTensor& margin, double margin_value, const OptionalTensor& normalizer,
+                             std::int64_t reduction, c10::DeviceType device_type) {
+  LossArgs args{chosen, rejected, to_reduction(op, reduction)};
+  args.margin_value = margin_value;
   TORCH_CHECK(chosen.defined() && rejected.defined(), op, ": chosen and rejected must be defined tensors");
   check_input(op, chosen);
   args.y = operand(op, "rejected", rejected, chosen, chosen.scalar_type());
-  if (margin.has_value() && margin->defined()) args.margin = operand(op, "margin", *margin, chosen, chosen.scalar_type());
+  if (present(margin)) args.margin = operand(op, "margin", *margin, chosen, chosen.scalar_type());
+  set_normalizer(op, args, normalizer);
   check_device_type(op, chosen, device_type);
   return args;
 }

@@ -62,74 +62,28 @@ at::Tensor fused_grad(AutogradContext* ctx, const at::Tensor& g, const at::Tenso
 // The backward runs on fake tensors with symbolic shapes under torch.compile(dynamic=True) and opcheck: shapes and
 // counts are read as SymInts (sym_numel, sym_sizes), never as integers.
 
-/// The upstream gradient of every element: g, divided by the element count for the mean.
-at::Tensor per_element(const at::Tensor& g, const at::Tensor& x, std::int64_t reduction) {
-  return reduction == kReductionMean ? at::div(g, c10::Scalar(x.sym_numel())) : g;
+/// The upstream gradient of every element: g, divided for the mean by the normalizer (a 0-dimensional tensor, when
+/// defined) or else by the element count.
+at::Tensor per_element(const at::Tensor& g, const at::Tensor& x, std::int64_t reduction, const at::Tensor& normalizer) {
+  if (reduction != kReductionMean) return g;
+  return normalizer.defined() ? at::div(g, normalizer.to(g.scalar_type())) : at::div(g, c10::Scalar(x.sym_numel()));
+}
+
+bool present(const OptTensor& t) { return t.has_value() && t->defined(); }
+OptTensor optional(const at::Tensor& t) { return t.defined() ? OptTensor(t) : c10::nullopt; }
+at::Tensor or_undefined(const OptTensor& t) { return present(t) ? *t : at::Tensor(); }
+bool requires_grad(const OptTensor& t) { return present(t) && t->requires_grad(); }
+
+/// A normalizer is a count: not differentiable (PyTorch's message for such an argument).
+void check_normalizer(const char* op, const OptTensor& normalizer) {
+  TORCH_CHECK(!requires_grad(normalizer), "The function '", op, "' is not differentiable with respect to argument ",
+              "'normalizer'. This input cannot have requires_grad True.");
 }
 
 /// The dtype the composite gradients are computed in: float for 16-bit inputs (rounded once, to the input's dtype, at
 /// the end, as the kernels do), the input's otherwise.
 at::ScalarType compute_type(const at::Tensor& x) {
   return at::isReducedFloatingType(x.scalar_type()) ? at::kFloat : x.scalar_type();
-}
-
-/// d loss / d input from torch operators, differentiable (for create_graph=True): -y sigmoid(-y x) g [/ N].
-at::Tensor composite_grad(const at::Tensor& g, const at::Tensor& x, const at::Tensor& y, std::int64_t reduction) {
-  const at::ScalarType ct = compute_type(x);
-  const at::Tensor xc = x.to(ct), yx = y.to(ct);
-  const at::Tensor d = -yx * at::sigmoid(-yx * xc) * per_element(g.to(ct), x, reduction);
-  return d.expand_symint(x.sym_sizes()).to(x.scalar_type());
-}
-
-class SoftMarginLossBackward : public torch::autograd::Function<SoftMarginLossBackward> {
- public:
-  /// below: the call's dispatch keys below autograd (loss_and_grad takes the same tensors, so the same keys).
-  static at::Tensor forward(AutogradContext* ctx, c10::DispatchKeySet below, const at::Tensor& input,
-                            const at::Tensor& target, std::int64_t reduction) {
-    at::AutoDispatchBelowADInplaceOrView below_autograd;
-    ctx->saved_data["reduction"] = reduction;
-    ctx->save_for_backward({input, target});
-    if (reduction == kReductionNone) return loss_op().redispatch(below, input, target, reduction);
-    auto [loss, grad] = loss_and_grad_op().redispatch(below, input, target, reduction);
-    ctx->saved_data["grad"] = grad;
-    return loss;
-  }
-
-  static variable_list backward(AutogradContext* ctx, variable_list grads) {
-    const std::int64_t reduction = ctx->saved_data["reduction"].toInt();
-    const auto saved = ctx->get_saved_variables();
-    const at::Tensor& input = saved[0];
-    const at::Tensor& target = saved[1];
-    const at::Tensor& g = grads[0];
-    const auto recompute = [&] { return backward_op().call(g, input, target, reduction); };
-    at::Tensor grad_input;
-    if (at::GradMode::is_enabled())
-      grad_input = composite_grad(g, input, target, reduction);
-    else if (reduction == kReductionNone)
-      grad_input = recompute();
-    else
-      grad_input = fused_grad(ctx, g, input, recompute);
-    return {at::Tensor(), grad_input, at::Tensor(), at::Tensor()};
-  }
-};
-
-/// Redispatches below autograd with the call's own dispatch keys (no second key computation).
-at::Tensor loss_autograd(c10::DispatchKeySet keys, const at::Tensor& input, const at::Tensor& target,
-                         std::int64_t reduction) {
-  const c10::DispatchKeySet below = keys & c10::after_autograd_keyset;
-  if (at::GradMode::is_enabled()) {
-    TORCH_CHECK(!target.requires_grad(),
-                "The function 'softmargin::loss' is not differentiable with respect to argument 'target'. This input "
-                "cannot have requires_grad True.");
-    if (input.requires_grad()) return SoftMarginLossBackward::apply(below, input, target, reduction);
-  }
-  at::AutoDispatchBelowADInplaceOrView below_autograd;
-  return loss_op().redispatch(below, input, target, reduction);
-}
-
-bool present(const c10::optional<at::Tensor>& t) { return t.has_value() && t->defined(); }
-c10::optional<at::Tensor> optional(const at::Tensor& t) {
-  return t.defined() ? c10::optional<at::Tensor>(t) : c10::nullopt;
 }
 
 /// grad (of the input's shape) as the gradient of `like`: summed over the dimensions `like` broadcasts along, of its
@@ -141,16 +95,96 @@ at::Tensor reduce_like(const at::Tensor& grad, const at::Tensor& like) {
              : summed.to(like.device(), like.scalar_type());
 }
 
+/// The gradients of loss from torch operators, differentiable (for create_graph=True), in compute_type and rounded
+/// once to each tensor's dtype: with u the upstream gradient of the element and w the weight (1 without),
+/// d/dx = -y sigmoid(-y x) w u and d/dw = softplus(-y x) u. saved: x, y, w (may be undefined); want: x, w.
+std::array<at::Tensor, 2> composite_grads(const at::Tensor& g, const std::array<at::Tensor, 3>& saved,
+                                          std::int64_t reduction, const at::Tensor& normalizer,
+                                          const std::array<bool, 2>& want) {
+  const at::Tensor& x = saved[0];
+  const at::ScalarType ct = compute_type(x);
+  const at::Tensor xc = x.to(ct), yx = saved[1].to(x.device(), ct);
+  const at::Tensor up = per_element(g.to(ct), x, reduction, normalizer);
+  std::array<at::Tensor, 2> out;
+  if (want[0]) {
+    const at::Tensor w = saved[2].defined() ? up * saved[2].to(x.device(), ct) : up;
+    out[0] = (-yx * at::sigmoid(-yx * xc) * w).expand_symint(x.sym_sizes()).to(x.scalar_type());
+  }
+  if (want[1]) {
+    const at::Tensor z = -yx * xc;
+    const at::Tensor softplus = at::clamp_min(z, 0) + at::log1p(at::exp(-at::abs(z)));
+    out[1] = reduce_like((softplus * up).expand_symint(x.sym_sizes()), saved[2]);
+  }
+  return out;
+}
+
+class SoftMarginLossBackward : public torch::autograd::Function<SoftMarginLossBackward> {
+ public:
+  /// below: the call's dispatch keys below autograd (loss_and_grad takes the same tensors, so the same keys); fuse:
+  /// the input requires grad (else the function runs for the weight alone).
+  static at::Tensor forward(AutogradContext* ctx, c10::DispatchKeySet below, const at::Tensor& input,
+                            const at::Tensor& target, std::int64_t reduction, const OptTensor& weight,
+                            const OptTensor& normalizer, bool fuse) {
+    at::AutoDispatchBelowADInplaceOrView below_autograd;
+    ctx->saved_data["reduction"] = reduction;
+    ctx->save_for_backward({input, target, or_undefined(weight), or_undefined(normalizer)});
+    if (reduction == kReductionNone || !fuse)
+      return loss_op().redispatch(below, input, target, reduction, weight, normalizer);
+    auto [loss, grad] = loss_and_grad_op().redispatch(below, input, target, reduction, weight, normalizer);
+    ctx->saved_data["grad"] = grad;
+    return loss;
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    const std::int64_t reduction = ctx->saved_data["reduction"].toInt();
+    const auto v = ctx->get_saved_variables();
+    const std::array<at::Tensor, 3> saved{v[0], v[1], v[2]};
+    const at::Tensor& normalizer = v[3];
+    const at::Tensor& g = grads[0];
+    // needs_input_grad counts the forward's tensors that are present: input 0, target 1, then the weight.
+    std::array<bool, 2> want{ctx->needs_input_grad(0), saved[2].defined() && ctx->needs_input_grad(2)};
+    at::Tensor grad_input;
+    if (want[0] && !at::GradMode::is_enabled()) {
+      const auto recompute = [&] {
+        return backward_op().call(g, saved[0], saved[1], reduction, optional(saved[2]), optional(normalizer));
+      };
+      grad_input = reduction == kReductionNone ? recompute() : fused_grad(ctx, g, saved[0], recompute);
+      want[0] = false;
+    }
+    auto out =
+        want[0] || want[1] ? composite_grads(g, saved, reduction, normalizer, want) : std::array<at::Tensor, 2>{};
+    if (grad_input.defined()) out[0] = grad_input;
+    return {at::Tensor(), out[0], at::Tensor(), at::Tensor(), out[1], at::Tensor(), at::Tensor()};
+  }
+};
+
+/// Redispatches below autograd with the call's own dispatch keys (no second key computation).
+at::Tensor loss_autograd(c10::DispatchKeySet keys, const at::Tensor& input, const at::Tensor& target,
+                         std::int64_t reduction, const OptTensor& weight, const OptTensor& normalizer) {
+  const c10::DispatchKeySet below = keys & c10::after_autograd_keyset;
+  if (at::GradMode::is_enabled()) {
+    check_normalizer("softmargin::loss", normalizer);
+    TORCH_CHECK(!target.requires_grad(),
+                "The function 'softmargin::loss' is not differentiable with respect to argument 'target'. This input "
+                "cannot have requires_grad True.");
+    if (input.requires_grad() || requires_grad(weight))
+      return SoftMarginLossBackward::apply(below, input, target, reduction, weight, normalizer, input.requires_grad());
+  }
+  at::AutoDispatchBelowADInplaceOrView below_autograd;
+  return loss_op().redispatch(below, input, target, reduction, weight, normalizer);
+}
+
 /// The gradients of bce_with_logits from torch operators, differentiable, in compute_type and rounded once to each
 /// tensor's dtype (reduce_like). With c = 1 + (p - 1) t and
 /// s = softplus(-x): d/dx = w ((1 - t) - c sigmoid(-x)), d/dt = w (-x + (p - 1) s), d/dw = (1 - t) x + c s,
 /// d/dp = w t s, each times the upstream gradient of the element. want: x, t, w, p; w and p may be undefined.
 std::array<at::Tensor, 4> bce_composite_grads(const at::Tensor& g, const std::array<at::Tensor, 4>& saved,
-                                              std::int64_t reduction, const std::array<bool, 4>& want) {
+                                              std::int64_t reduction, const at::Tensor& normalizer,
+                                              const std::array<bool, 4>& want) {
   const at::ScalarType ct = compute_type(saved[0]);
   const auto as_x = [&](const at::Tensor& v) { return v.defined() ? v.to(saved[0].device(), ct) : v; };
   const at::Tensor x = as_x(saved[0]), t = as_x(saved[1]), w = as_x(saved[2]), p = as_x(saved[3]);
-  const at::Tensor up = per_element(g.to(ct), x, reduction);
+  const at::Tensor up = per_element(g.to(ct), x, reduction, normalizer);
   const at::Tensor weighted = w.defined() ? up * w : up;
   const at::Tensor s = at::clamp_min(-x, 0) + at::log1p(at::exp(-at::abs(x)));
   const auto times_c = [&](const at::Tensor& v) { return p.defined() ? (1 + (p - 1) * t) * v : v; };
@@ -168,15 +202,15 @@ class BCEWithLogitsLossBackward : public torch::autograd::Function<BCEWithLogits
  public:
   /// fuse: the input requires grad (else the function runs for target, weight or pos_weight alone).
   static at::Tensor forward(AutogradContext* ctx, c10::DispatchKeySet below, const at::Tensor& input,
-                            const at::Tensor& target, const c10::optional<at::Tensor>& weight,
-                            const c10::optional<at::Tensor>& pos_weight, std::int64_t reduction, bool fuse) {
+                            const at::Tensor& target, const OptTensor& weight, const OptTensor& pos_weight,
+                            std::int64_t reduction, const OptTensor& normalizer, bool fuse) {
     at::AutoDispatchBelowADInplaceOrView below_autograd;
     ctx->saved_data["reduction"] = reduction;
-    ctx->save_for_backward(
-        {input, target, present(weight) ? *weight : at::Tensor(), present(pos_weight) ? *pos_weight : at::Tensor()});
+    ctx->save_for_backward({input, target, or_undefined(weight), or_undefined(pos_weight), or_undefined(normalizer)});
     if (reduction == kReductionNone || !fuse)
-      return bce_op().redispatch(below, input, target, weight, pos_weight, reduction);
-    auto [loss, grad] = bce_loss_and_grad_op().redispatch(below, input, target, weight, pos_weight, reduction);
+      return bce_op().redispatch(below, input, target, weight, pos_weight, reduction, normalizer);
+    auto [loss, grad] =
+        bce_loss_and_grad_op().redispatch(below, input, target, weight, pos_weight, reduction, normalizer);
     ctx->saved_data["grad"] = grad;
     return loss;
   }
@@ -185,6 +219,7 @@ class BCEWithLogitsLossBackward : public torch::autograd::Function<BCEWithLogits
     const std::int64_t reduction = ctx->saved_data["reduction"].toInt();
     const auto v = ctx->get_saved_variables();
     const std::array<at::Tensor, 4> saved{v[0], v[1], v[2], v[3]};
+    const at::Tensor& normalizer = v[4];
     const at::Tensor& g = grads[0];
     // needs_input_grad counts the forward's tensors that are present: input 0, target 1, then weight, pos_weight.
     const bool has_w = saved[2].defined();
@@ -194,29 +229,30 @@ class BCEWithLogitsLossBackward : public torch::autograd::Function<BCEWithLogits
     at::Tensor grad_input;
     if (want[0] && !composite_input) {
       const auto recompute = [&] {
-        return bce_backward_op().call(g, saved[0], saved[1], optional(saved[2]), optional(saved[3]), reduction);
+        return bce_backward_op().call(g, saved[0], saved[1], optional(saved[2]), optional(saved[3]), reduction,
+                                      optional(normalizer));
       };
       grad_input = reduction == kReductionNone ? recompute() : fused_grad(ctx, g, saved[0], recompute);
       want[0] = false;
     }
-    auto out = want[0] || want[1] || want[2] || want[3] ? bce_composite_grads(g, saved, reduction, want)
+    auto out = want[0] || want[1] || want[2] || want[3] ? bce_composite_grads(g, saved, reduction, normalizer, want)
                                                         : std::array<at::Tensor, 4>{};
     if (grad_input.defined()) out[0] = grad_input;
-    return {at::Tensor(), out[0], out[1], out[2], out[3], at::Tensor(), at::Tensor()};
+    return {at::Tensor(), out[0], out[1], out[2], out[3], at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };
 
-bool requires_grad(const c10::optional<at::Tensor>& t) { return present(t) && t->requires_grad(); }
-
 at::Tensor bce_autograd(c10::DispatchKeySet keys, const at::Tensor& input, const at::Tensor& target,
-                        const c10::optional<at::Tensor>& weight, const c10::optional<at::Tensor>& pos_weight,
-                        std::int64_t reduction) {
+                        const OptTensor& weight, const OptTensor& pos_weight, std::int64_t reduction,
+                        const OptTensor& normalizer) {
   const c10::DispatchKeySet below = keys & c10::after_autograd_keyset;
+  if (at::GradMode::is_enabled()) check_normalizer("softmargin::bce_with_logits", normalizer);
   if (at::GradMode::is_enabled() &&
       (input.requires_grad() || target.requires_grad() || requires_grad(weight) || requires_grad(pos_weight)))
-    return BCEWithLogitsLossBackward::apply(below, input, target, weight, pos_weight, reduction, input.requires_grad());
+    return BCEWithLogitsLossBackward::apply(below, input, target, weight, pos_weight, reduction, normalizer,
+                                            input.requires_grad());
   at::AutoDispatchBelowADInplaceOrView below_autograd;
-  return bce_op().redispatch(below, input, target, weight, pos_weight, reduction);
+  return bce_op().redispatch(below, input, target, weight, pos_weight, reduction, normalizer);
 }
 
 /// The gradients of pairwise_logistic from torch operators, differentiable, in compute_type and rounded once to each
@@ -224,11 +260,12 @@ at::Tensor bce_autograd(c10::DispatchKeySet keys, const at::Tensor& input, const
 /// is d, rejected's and the margin's -d. saved: chosen, rejected, margin (undefined: margin_value).
 std::array<at::Tensor, 3> pairwise_composite_grads(const at::Tensor& g, const std::array<at::Tensor, 3>& saved,
                                                    double margin_value, std::int64_t reduction,
-                                                   const std::array<bool, 3>& want) {
+                                                   const at::Tensor& normalizer, const std::array<bool, 3>& want) {
   const at::ScalarType ct = compute_type(saved[0]);
   const at::Tensor c = saved[0].to(ct), r = saved[1].to(c.device(), ct);
   const at::Tensor z = saved[2].defined() ? c - r - saved[2].to(c.device(), ct) : c - r - margin_value;
-  const at::Tensor d = (-at::sigmoid(-z) * per_element(g.to(ct), c, reduction)).expand_symint(c.sym_sizes());
+  const at::Tensor up = per_element(g.to(ct), c, reduction, normalizer);
+  const at::Tensor d = (-at::sigmoid(-z) * up).expand_symint(c.sym_sizes());
   std::array<at::Tensor, 3> out;
   if (want[0]) out[0] = reduce_like(d, saved[0]);
   if (want[1]) out[1] = reduce_like(-d, saved[1]);
@@ -239,15 +276,16 @@ std::array<at::Tensor, 3> pairwise_composite_grads(const at::Tensor& g, const st
 class PairwiseLossBackward : public torch::autograd::Function<PairwiseLossBackward> {
  public:
   static at::Tensor forward(AutogradContext* ctx, c10::DispatchKeySet below, const at::Tensor& chosen,
-                            const at::Tensor& rejected, const c10::optional<at::Tensor>& margin, double margin_value,
-                            std::int64_t reduction) {
+                            const at::Tensor& rejected, const OptTensor& margin, double margin_value,
+                            std::int64_t reduction, const OptTensor& normalizer) {
     at::AutoDispatchBelowADInplaceOrView below_autograd;
     ctx->saved_data["reduction"] = reduction;
     ctx->saved_data["margin_value"] = margin_value;
-    ctx->save_for_backward({chosen, rejected, present(margin) ? *margin : at::Tensor()});
-    if (reduction == kReductionNone) return pairwise_op().redispatch(below, chosen, rejected, margin, margin_value, reduction);
+    ctx->save_for_backward({chosen, rejected, or_undefined(margin), or_undefined(normalizer)});
+    if (reduction == kReductionNone)
+      return pairwise_op().redispatch(below, chosen, rejected, margin, margin_value, reduction, normalizer);
     auto [loss, grad_c, grad_r] =
-        pairwise_loss_and_grad_op().redispatch(below, chosen, rejected, margin, margin_value, reduction);
+        pairwise_loss_and_grad_op().redispatch(below, chosen, rejected, margin, margin_value, reduction, normalizer);
     ctx->saved_data["grad"] = grad_c;
     ctx->saved_data["grad_rejected"] = grad_r;
     return loss;
@@ -258,25 +296,27 @@ class PairwiseLossBackward : public torch::autograd::Function<PairwiseLossBackwa
     const double margin_value = ctx->saved_data["margin_value"].toDouble();
     const auto v = ctx->get_saved_variables();
     const std::array<at::Tensor, 3> saved{v[0], v[1], v[2]};
+    const at::Tensor& normalizer = v[3];
     const at::Tensor& g = grads[0];
     // needs_input_grad counts the forward's tensors that are present: chosen 0, rejected 1, then the margin.
     const std::array<bool, 3> want{ctx->needs_input_grad(0), ctx->needs_input_grad(1),
                                    saved[2].defined() && ctx->needs_input_grad(2)};
     std::array<at::Tensor, 3> out;
     if (at::GradMode::is_enabled()) {
-      out = pairwise_composite_grads(g, saved, margin_value, reduction, want);
+      out = pairwise_composite_grads(g, saved, margin_value, reduction, normalizer, want);
     } else {
-      const auto recompute = [&](std::size_t i) {
-        auto both = pairwise_backward_op().call(g, saved[0], saved[1], optional(saved[2]), margin_value, reduction);
-        return i == 0 ? std::get<0>(both) : std::get<1>(both);
+      const auto backward_call = [&] {
+        return pairwise_backward_op().call(g, saved[0], saved[1], optional(saved[2]), margin_value, reduction,
+                                           optional(normalizer));
       };
       at::Tensor grad_c, grad_r;
       if (reduction == kReductionNone) {
-        std::tie(grad_c, grad_r) =
-            pairwise_backward_op().call(g, saved[0], saved[1], optional(saved[2]), margin_value, reduction);
+        std::tie(grad_c, grad_r) = backward_call();
       } else {
-        if (want[0]) grad_c = fused_grad(ctx, g, saved[0], [&] { return recompute(0); });
-        if (want[1] || want[2]) grad_r = fused_grad(ctx, g, saved[0], [&] { return recompute(1); }, "grad_rejected");
+        if (want[0]) grad_c = fused_grad(ctx, g, saved[0], [&] { return std::get<0>(backward_call()); });
+        if (want[1] || want[2])
+          grad_r = fused_grad(
+              ctx, g, saved[0], [&] { return std::get<1>(backward_call()); }, "grad_rejected");
       }
       if (want[0]) out[0] = grad_c;
       if (want[1]) out[1] = reduce_like(grad_r, saved[1]);
@@ -285,17 +325,19 @@ class PairwiseLossBackward : public torch::autograd::Function<PairwiseLossBackwa
         if (want[1] && out[2].is_alias_of(out[1])) out[2] = out[2].clone();  // each its own buffer
       }
     }
-    return {at::Tensor(), out[0], out[1], out[2], at::Tensor(), at::Tensor()};
+    return {at::Tensor(), out[0], out[1], out[2], at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };
 
 at::Tensor pairwise_autograd(c10::DispatchKeySet keys, const at::Tensor& chosen, const at::Tensor& rejected,
-                             const c10::optional<at::Tensor>& margin, double margin_value, std::int64_t reduction) {
+                             const OptTensor& margin, double margin_value, std::int64_t reduction,
+                             const OptTensor& normalizer) {
   const c10::DispatchKeySet below = keys & c10::after_autograd_keyset;
+  if (at::GradMode::is_enabled()) check_normalizer("softmargin::pairwise_logistic", normalizer);
   if (at::GradMode::is_enabled() && (chosen.requires_grad() || rejected.requires_grad() || requires_grad(margin)))
-    return PairwiseLossBackward::apply(below, chosen, rejected, margin, margin_value, reduction);
+    return PairwiseLossBackward::apply(below, chosen, rejected, margin, margin_value, reduction, normalizer);
   at::AutoDispatchBelowADInplaceOrView below_autograd;
-  return pairwise_op().redispatch(below, chosen, rejected, margin, margin_value, reduction);
+  return pairwise_op().redispatch(below, chosen, rejected, margin, margin_value, reduction, normalizer);
 }
 
 }  // namespace

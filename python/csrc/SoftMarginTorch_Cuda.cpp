@@ -97,94 +97,92 @@ class StreamSpace {
   bool relaxed_ = false;
 };
 
-at::Tensor loss_cuda(const at::Tensor& input, const at::Tensor& target, std::int64_t reduction) {
-  const auto args = check_args("softmargin::loss", input, target, reduction, c10::DeviceType::CUDA);
+constexpr auto kCUDA = c10::DeviceType::CUDA;
+constexpr OpNames kSoftMargin = op_names(Loss::SoftMargin);
+constexpr OpNames kBCE = op_names(Loss::BCEWithLogits);
+constexpr OpNames kPairwise = op_names(Loss::Pairwise);
+
+/// Runs f(space) on torch's current stream of the call's device.
+template <class F>
+auto on_stream(const LossArgs& args, F&& f) {
   const c10::cuda::CUDAGuard guard(args.x.device());
   const StreamSpace s(args.x.device());
-  return Kernels<Kokkos::Cuda, Loss::SoftMargin>::loss(s.space(), args);
+  return f(s.space());
+}
+
+at::Tensor loss_cuda(const at::Tensor& input, const at::Tensor& target, std::int64_t reduction, const OptTensor& weight,
+                     const OptTensor& normalizer) {
+  const auto args = check_args(kSoftMargin.loss, input, target, weight, normalizer, reduction, kCUDA);
+  return on_stream(args, [&](const auto& space) { return Kernels<Kokkos::Cuda, Loss::SoftMargin>::loss(space, args); });
 }
 
 at::Tensor backward_cuda(const at::Tensor& grad_output, const at::Tensor& input, const at::Tensor& target,
-                         std::int64_t reduction) {
-  const auto args = check_args("softmargin::backward", input, target, reduction, c10::DeviceType::CUDA);
-  const auto g = check_upstream("softmargin::backward", grad_output, args);
-  const c10::cuda::CUDAGuard guard(args.x.device());
-  const StreamSpace s(args.x.device());
-  return Kernels<Kokkos::Cuda, Loss::SoftMargin>::backward(s.space(), g, args);
+                         std::int64_t reduction, const OptTensor& weight, const OptTensor& normalizer) {
+  const auto args = check_args(kSoftMargin.backward, input, target, weight, normalizer, reduction, kCUDA);
+  const auto g = check_upstream(kSoftMargin.backward, grad_output, args);
+  return on_stream(
+      args, [&](const auto& space) { return Kernels<Kokkos::Cuda, Loss::SoftMargin>::backward(space, g, args); });
 }
 
 std::tuple<at::Tensor, at::Tensor> loss_and_grad_cuda(const at::Tensor& input, const at::Tensor& target,
-                                                      std::int64_t reduction) {
-  const auto args = check_args("softmargin::loss_and_grad", input, target, reduction, c10::DeviceType::CUDA);
-  const c10::cuda::CUDAGuard guard(args.x.device());
-  const StreamSpace s(args.x.device());
-  return Kernels<Kokkos::Cuda, Loss::SoftMargin>::loss_and_grad(s.space(), args);
+                                                      std::int64_t reduction, const OptTensor& weight,
+                                                      const OptTensor& normalizer) {
+  const auto args = check_args(kSoftMargin.loss_and_grad, input, target, weight, normalizer, reduction, kCUDA);
+  return on_stream(
+      args, [&](const auto& space) { return Kernels<Kokkos::Cuda, Loss::SoftMargin>::loss_and_grad(space, args); });
 }
 
-constexpr OpNames kBCE = op_names(Loss::BCEWithLogits);
-
-at::Tensor bce_cuda(const at::Tensor& input, const at::Tensor& target, const c10::optional<at::Tensor>& weight,
-                    const c10::optional<at::Tensor>& pos_weight, std::int64_t reduction) {
-  const auto args = check_bce_args(kBCE.loss, input, target, weight, pos_weight, reduction, c10::DeviceType::CUDA);
-  const c10::cuda::CUDAGuard guard(args.x.device());
-  const StreamSpace s(args.x.device());
-  return Kernels<Kokkos::Cuda, Loss::BCEWithLogits>::loss(s.space(), args);
+at::Tensor bce_cuda(const at::Tensor& input, const at::Tensor& target, const OptTensor& weight,
+                    const OptTensor& pos_weight, std::int64_t reduction, const OptTensor& normalizer) {
+  const auto args = check_bce_args(kBCE.loss, input, target, weight, pos_weight, normalizer, reduction, kCUDA);
+  return on_stream(args,
+                   [&](const auto& space) { return Kernels<Kokkos::Cuda, Loss::BCEWithLogits>::loss(space, args); });
 }
 
 at::Tensor bce_backward_cuda(const at::Tensor& grad_output, const at::Tensor& input, const at::Tensor& target,
-                             const c10::optional<at::Tensor>& weight, const c10::optional<at::Tensor>& pos_weight,
-                             std::int64_t reduction) {
-  const auto args = check_bce_args(kBCE.backward, input, target, weight, pos_weight, reduction, c10::DeviceType::CUDA);
+                             const OptTensor& weight, const OptTensor& pos_weight, std::int64_t reduction,
+                             const OptTensor& normalizer) {
+  const auto args = check_bce_args(kBCE.backward, input, target, weight, pos_weight, normalizer, reduction, kCUDA);
   const auto g = check_upstream(kBCE.backward, grad_output, args);
-  const c10::cuda::CUDAGuard guard(args.x.device());
-  const StreamSpace s(args.x.device());
-  return Kernels<Kokkos::Cuda, Loss::BCEWithLogits>::backward(s.space(), g, args);
+  return on_stream(
+      args, [&](const auto& space) { return Kernels<Kokkos::Cuda, Loss::BCEWithLogits>::backward(space, g, args); });
 }
 
 std::tuple<at::Tensor, at::Tensor> bce_loss_and_grad_cuda(const at::Tensor& input, const at::Tensor& target,
-                                                          const c10::optional<at::Tensor>& weight,
-                                                          const c10::optional<at::Tensor>& pos_weight,
-                                                          std::int64_t reduction) {
-  const auto args =
-      check_bce_args(kBCE.loss_and_grad, input, target, weight, pos_weight, reduction, c10::DeviceType::CUDA);
-  const c10::cuda::CUDAGuard guard(args.x.device());
-  const StreamSpace s(args.x.device());
-  return Kernels<Kokkos::Cuda, Loss::BCEWithLogits>::loss_and_grad(s.space(), args);
+                                                          const OptTensor& weight, const OptTensor& pos_weight,
+                                                          std::int64_t reduction, const OptTensor& normalizer) {
+  const auto args = check_bce_args(kBCE.loss_and_grad, input, target, weight, pos_weight, normalizer, reduction, kCUDA);
+  return on_stream(
+      args, [&](const auto& space) { return Kernels<Kokkos::Cuda, Loss::BCEWithLogits>::loss_and_grad(space, args); });
 }
 
-constexpr OpNames kPairwise = op_names(Loss::Pairwise);
-
-at::Tensor pairwise_cuda(const at::Tensor& chosen, const at::Tensor& rejected, const c10::optional<at::Tensor>& margin,
-                         double margin_value, std::int64_t reduction) {
+at::Tensor pairwise_cuda(const at::Tensor& chosen, const at::Tensor& rejected, const OptTensor& margin,
+                         double margin_value, std::int64_t reduction, const OptTensor& normalizer) {
   const auto args =
-      check_pairwise_args(kPairwise.loss, chosen, rejected, margin, margin_value, reduction, c10::DeviceType::CUDA);
-  const c10::cuda::CUDAGuard guard(args.x.device());
-  const StreamSpace s(args.x.device());
-  return Kernels<Kokkos::Cuda, Loss::Pairwise>::loss(s.space(), args);
+      check_pairwise_args(kPairwise.loss, chosen, rejected, margin, margin_value, normalizer, reduction, kCUDA);
+  return on_stream(args, [&](const auto& space) { return Kernels<Kokkos::Cuda, Loss::Pairwise>::loss(space, args); });
 }
 
 std::tuple<at::Tensor, at::Tensor> pairwise_backward_cuda(const at::Tensor& grad_output, const at::Tensor& chosen,
-                                                          const at::Tensor& rejected,
-                                                          const c10::optional<at::Tensor>& margin,
-                                                          double margin_value, std::int64_t reduction) {
-  const auto args = check_pairwise_args(kPairwise.backward, chosen, rejected, margin, margin_value, reduction,
-                                        c10::DeviceType::CUDA);
+                                                          const at::Tensor& rejected, const OptTensor& margin,
+                                                          double margin_value, std::int64_t reduction,
+                                                          const OptTensor& normalizer) {
+  const auto args =
+      check_pairwise_args(kPairwise.backward, chosen, rejected, margin, margin_value, normalizer, reduction, kCUDA);
   const auto g = check_upstream(kPairwise.backward, grad_output, args);
-  const c10::cuda::CUDAGuard guard(args.x.device());
-  const StreamSpace s(args.x.device());
-  return Kernels<Kokkos::Cuda, Loss::Pairwise>::backward(s.space(), g, args);
+  return on_stream(args,
+                   [&](const auto& space) { return Kernels<Kokkos::Cuda, Loss::Pairwise>::backward(space, g, args); });
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> pairwise_loss_and_grad_cuda(const at::Tensor& chosen,
                                                                            const at::Tensor& rejected,
-                                                                           const c10::optional<at::Tensor>& margin,
-                                                                           double margin_value,
-                                                                           std::int64_t reduction) {
-  const auto args = check_pairwise_args(kPairwise.loss_and_grad, chosen, rejected, margin, margin_value, reduction,
-                                        c10::DeviceType::CUDA);
-  const c10::cuda::CUDAGuard guard(args.x.device());
-  const StreamSpace s(args.x.device());
-  return Kernels<Kokkos::Cuda, Loss::Pairwise>::loss_and_grad(s.space(), args);
+                                                                           const OptTensor& margin, double margin_value,
+                                                                           std::int64_t reduction,
+                                                                           const OptTensor& normalizer) {
+  const auto args = check_pairwise_args(kPairwise.loss_and_grad, chosen, rejected, margin, margin_value, normalizer,
+                                        reduction, kCUDA);
+  return on_stream(
+      args, [&](const auto& space) { return Kernels<Kokkos::Cuda, Loss::Pairwise>::loss_and_grad(space, args); });
 }
 
 /// grad[i] *= *g for every element (16-bit types multiplied in float), unless *g == 1: then every thread returns

@@ -20,10 +20,11 @@ namespace {
 
 PyObject* fallback = nullptr;  ///< torch.ops.softmargin.loss.default (a strong reference, kept for the process)
 
-const c10::TypedOperatorHandle<at::Tensor(const at::Tensor&, const at::Tensor&, std::int64_t)>& loss_op() {
-  static const auto op = c10::Dispatcher::singleton()
-                             .findSchemaOrThrow("softmargin::loss", "")
-                             .typed<at::Tensor(const at::Tensor&, const at::Tensor&, std::int64_t)>();
+using Optional = c10::optional<at::Tensor>;
+using LossSignature = at::Tensor(const at::Tensor&, const at::Tensor&, std::int64_t, const Optional&, const Optional&);
+
+const c10::TypedOperatorHandle<LossSignature>& loss_op() {
+  static const auto op = c10::Dispatcher::singleton().findSchemaOrThrow("softmargin::loss", "").typed<LossSignature>();
   return op;
 }
 
@@ -54,7 +55,8 @@ PyObject* loss(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwn
   at::Tensor out;
   {
     pybind11::gil_scoped_release no_gil;  // as torch.ops releases it while an operator runs
-    out = loss_op().call(THPVariable_Unpack(args[0]), THPVariable_Unpack(args[1]), reduction);
+    out =
+        loss_op().call(THPVariable_Unpack(args[0]), THPVariable_Unpack(args[1]), reduction, c10::nullopt, c10::nullopt);
   }
   return THPVariable_Wrap(std::move(out));
   END_HANDLE_TH_ERRORS

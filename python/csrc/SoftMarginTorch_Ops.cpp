@@ -11,72 +11,72 @@ namespace softmargin::torch_ops {
 namespace {
 
 using Host = Kokkos::DefaultHostExecutionSpace;
+constexpr auto kCPU = c10::DeviceType::CPU;
+constexpr OpNames kSoftMargin = op_names(Loss::SoftMargin);
+constexpr OpNames kBCE = op_names(Loss::BCEWithLogits);
+constexpr OpNames kPairwise = op_names(Loss::Pairwise);
 
-at::Tensor loss_cpu(const at::Tensor& input, const at::Tensor& target, std::int64_t reduction) {
-  const auto args = check_args("softmargin::loss", input, target, reduction, c10::DeviceType::CPU);
+at::Tensor loss_cpu(const at::Tensor& input, const at::Tensor& target, std::int64_t reduction, const OptTensor& weight,
+                    const OptTensor& normalizer) {
+  const auto args = check_args(kSoftMargin.loss, input, target, weight, normalizer, reduction, kCPU);
   ensure_kokkos();
   return Kernels<Host, Loss::SoftMargin>::loss(Host(), args);
 }
 
 at::Tensor backward_cpu(const at::Tensor& grad_output, const at::Tensor& input, const at::Tensor& target,
-                        std::int64_t reduction) {
-  const auto args = check_args("softmargin::backward", input, target, reduction, c10::DeviceType::CPU);
-  const auto g = check_upstream("softmargin::backward", grad_output, args);
+                        std::int64_t reduction, const OptTensor& weight, const OptTensor& normalizer) {
+  const auto args = check_args(kSoftMargin.backward, input, target, weight, normalizer, reduction, kCPU);
+  const auto g = check_upstream(kSoftMargin.backward, grad_output, args);
   ensure_kokkos();
   return Kernels<Host, Loss::SoftMargin>::backward(Host(), g, args);
 }
 
 std::tuple<at::Tensor, at::Tensor> loss_and_grad_cpu(const at::Tensor& input, const at::Tensor& target,
-                                                     std::int64_t reduction) {
-  const auto args = check_args("softmargin::loss_and_grad", input, target, reduction, c10::DeviceType::CPU);
+                                                     std::int64_t reduction, const OptTensor& weight,
+                                                     const OptTensor& normalizer) {
+  const auto args = check_args(kSoftMargin.loss_and_grad, input, target, weight, normalizer, reduction, kCPU);
   ensure_kokkos();
   return Kernels<Host, Loss::SoftMargin>::loss_and_grad(Host(), args);
 }
 
-constexpr OpNames kBCE = op_names(Loss::BCEWithLogits);
-
-at::Tensor bce_cpu(const at::Tensor& input, const at::Tensor& target, const c10::optional<at::Tensor>& weight,
-                   const c10::optional<at::Tensor>& pos_weight, std::int64_t reduction) {
-  const auto args = check_bce_args(kBCE.loss, input, target, weight, pos_weight, reduction, c10::DeviceType::CPU);
+at::Tensor bce_cpu(const at::Tensor& input, const at::Tensor& target, const OptTensor& weight,
+                   const OptTensor& pos_weight, std::int64_t reduction, const OptTensor& normalizer) {
+  const auto args = check_bce_args(kBCE.loss, input, target, weight, pos_weight, normalizer, reduction, kCPU);
   ensure_kokkos();
   return Kernels<Host, Loss::BCEWithLogits>::loss(Host(), args);
 }
 
 at::Tensor bce_backward_cpu(const at::Tensor& grad_output, const at::Tensor& input, const at::Tensor& target,
-                            const c10::optional<at::Tensor>& weight, const c10::optional<at::Tensor>& pos_weight,
-                            std::int64_t reduction) {
-  const auto args = check_bce_args(kBCE.backward, input, target, weight, pos_weight, reduction, c10::DeviceType::CPU);
+                            const OptTensor& weight, const OptTensor& pos_weight, std::int64_t reduction,
+                            const OptTensor& normalizer) {
+  const auto args = check_bce_args(kBCE.backward, input, target, weight, pos_weight, normalizer, reduction, kCPU);
   const auto g = check_upstream(kBCE.backward, grad_output, args);
   ensure_kokkos();
   return Kernels<Host, Loss::BCEWithLogits>::backward(Host(), g, args);
 }
 
 std::tuple<at::Tensor, at::Tensor> bce_loss_and_grad_cpu(const at::Tensor& input, const at::Tensor& target,
-                                                         const c10::optional<at::Tensor>& weight,
-                                                         const c10::optional<at::Tensor>& pos_weight,
-                                                         std::int64_t reduction) {
-  const auto args =
-      check_bce_args(kBCE.loss_and_grad, input, target, weight, pos_weight, reduction, c10::DeviceType::CPU);
+                                                         const OptTensor& weight, const OptTensor& pos_weight,
+                                                         std::int64_t reduction, const OptTensor& normalizer) {
+  const auto args = check_bce_args(kBCE.loss_and_grad, input, target, weight, pos_weight, normalizer, reduction, kCPU);
   ensure_kokkos();
   return Kernels<Host, Loss::BCEWithLogits>::loss_and_grad(Host(), args);
 }
 
-constexpr OpNames kPairwise = op_names(Loss::Pairwise);
-
-at::Tensor pairwise_cpu(const at::Tensor& chosen, const at::Tensor& rejected, const c10::optional<at::Tensor>& margin,
-                        double margin_value, std::int64_t reduction) {
+at::Tensor pairwise_cpu(const at::Tensor& chosen, const at::Tensor& rejected, const OptTensor& margin,
+                        double margin_value, std::int64_t reduction, const OptTensor& normalizer) {
   const auto args =
-      check_pairwise_args(kPairwise.loss, chosen, rejected, margin, margin_value, reduction, c10::DeviceType::CPU);
+      check_pairwise_args(kPairwise.loss, chosen, rejected, margin, margin_value, normalizer, reduction, kCPU);
   ensure_kokkos();
   return Kernels<Host, Loss::Pairwise>::loss(Host(), args);
 }
 
 std::tuple<at::Tensor, at::Tensor> pairwise_backward_cpu(const at::Tensor& grad_output, const at::Tensor& chosen,
-                                                         const at::Tensor& rejected,
-                                                         const c10::optional<at::Tensor>& margin, double margin_value,
-                                                         std::int64_t reduction) {
-  const auto args = check_pairwise_args(kPairwise.backward, chosen, rejected, margin, margin_value, reduction,
-                                        c10::DeviceType::CPU);
+                                                         const at::Tensor& rejected, const OptTensor& margin,
+                                                         double margin_value, std::int64_t reduction,
+                                                         const OptTensor& normalizer) {
+  const auto args =
+      check_pairwise_args(kPairwise.backward, chosen, rejected, margin, margin_value, normalizer, reduction, kCPU);
   const auto g = check_upstream(kPairwise.backward, grad_output, args);
   ensure_kokkos();
   return Kernels<Host, Loss::Pairwise>::backward(Host(), g, args);
@@ -84,10 +84,11 @@ std::tuple<at::Tensor, at::Tensor> pairwise_backward_cpu(const at::Tensor& grad_
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> pairwise_loss_and_grad_cpu(const at::Tensor& chosen,
                                                                           const at::Tensor& rejected,
-                                                                          const c10::optional<at::Tensor>& margin,
-                                                                          double margin_value, std::int64_t reduction) {
-  const auto args = check_pairwise_args(kPairwise.loss_and_grad, chosen, rejected, margin, margin_value, reduction,
-                                        c10::DeviceType::CPU);
+                                                                          const OptTensor& margin, double margin_value,
+                                                                          std::int64_t reduction,
+                                                                          const OptTensor& normalizer) {
+  const auto args =
+      check_pairwise_args(kPairwise.loss_and_grad, chosen, rejected, margin, margin_value, normalizer, reduction, kCPU);
   ensure_kokkos();
   return Kernels<Host, Loss::Pairwise>::loss_and_grad(Host(), args);
 }
@@ -99,60 +100,21 @@ c10::TypedOperatorHandle<Signature> find_op(const char* name) {
 
 }  // namespace
 
-const c10::TypedOperatorHandle<BCESignature>& bce_op() {
-  static const auto op = find_op<BCESignature>(kBCE.loss);
-  return op;
-}
-
-const c10::TypedOperatorHandle<BCEBackwardSignature>& bce_backward_op() {
-  static const auto op = find_op<BCEBackwardSignature>(kBCE.backward);
-  return op;
-}
-
-const c10::TypedOperatorHandle<BCEFusedSignature>& bce_loss_and_grad_op() {
-  static const auto op = find_op<BCEFusedSignature>(kBCE.loss_and_grad);
-  return op;
-}
-
-const c10::TypedOperatorHandle<PairwiseSignature>& pairwise_op() {
-  static const auto op = find_op<PairwiseSignature>(kPairwise.loss);
-  return op;
-}
-
-const c10::TypedOperatorHandle<PairwiseBackwardSignature>& pairwise_backward_op() {
-  static const auto op = find_op<PairwiseBackwardSignature>(kPairwise.backward);
-  return op;
-}
-
-const c10::TypedOperatorHandle<PairwiseFusedSignature>& pairwise_loss_and_grad_op() {
-  static const auto op = find_op<PairwiseFusedSignature>(kPairwise.loss_and_grad);
-  return op;
-}
-
-const c10::TypedOperatorHandle<at::Tensor(const at::Tensor&, const at::Tensor&, std::int64_t)>& loss_op() {
-  static const auto op = c10::Dispatcher::singleton()
-                             .findSchemaOrThrow("softmargin::loss", "")
-                             .typed<at::Tensor(const at::Tensor&, const at::Tensor&, std::int64_t)>();
-  return op;
-}
-
-const c10::TypedOperatorHandle<at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&, std::int64_t)>&
-backward_op() {
-  static const auto op =
-      c10::Dispatcher::singleton()
-          .findSchemaOrThrow("softmargin::backward", "")
-          .typed<at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&, std::int64_t)>();
-  return op;
-}
-
-const c10::TypedOperatorHandle<std::tuple<at::Tensor, at::Tensor>(const at::Tensor&, const at::Tensor&, std::int64_t)>&
-loss_and_grad_op() {
-  static const auto op =
-      c10::Dispatcher::singleton()
-          .findSchemaOrThrow("softmargin::loss_and_grad", "")
-          .typed<std::tuple<at::Tensor, at::Tensor>(const at::Tensor&, const at::Tensor&, std::int64_t)>();
-  return op;
-}
+#define SOFTMARGIN_OP_HANDLE(FUNCTION, SIGNATURE, NAME)   \
+  const c10::TypedOperatorHandle<SIGNATURE>& FUNCTION() { \
+    static const auto op = find_op<SIGNATURE>(NAME);      \
+    return op;                                            \
+  }
+SOFTMARGIN_OP_HANDLE(loss_op, LossSignature, kSoftMargin.loss)
+SOFTMARGIN_OP_HANDLE(backward_op, BackwardSignature, kSoftMargin.backward)
+SOFTMARGIN_OP_HANDLE(loss_and_grad_op, FusedSignature, kSoftMargin.loss_and_grad)
+SOFTMARGIN_OP_HANDLE(bce_op, BCESignature, kBCE.loss)
+SOFTMARGIN_OP_HANDLE(bce_backward_op, BCEBackwardSignature, kBCE.backward)
+SOFTMARGIN_OP_HANDLE(bce_loss_and_grad_op, BCEFusedSignature, kBCE.loss_and_grad)
+SOFTMARGIN_OP_HANDLE(pairwise_op, PairwiseSignature, kPairwise.loss)
+SOFTMARGIN_OP_HANDLE(pairwise_backward_op, PairwiseBackwardSignature, kPairwise.backward)
+SOFTMARGIN_OP_HANDLE(pairwise_loss_and_grad_op, PairwiseFusedSignature, kPairwise.loss_and_grad)
+#undef SOFTMARGIN_OP_HANDLE
 
 void set_launch_options(bool programmatic_dependent_launch, std::int64_t blocks_per_sm) {
   TORCH_CHECK_VALUE(blocks_per_sm >= 0, "softmargin::set_launch_options: blocks_per_sm = ", blocks_per_sm,
@@ -167,30 +129,34 @@ void scale_unless_one_cpu(at::Tensor& grad, const at::Tensor& g) {
 }  // namespace softmargin::torch_ops
 
 TORCH_LIBRARY(softmargin, m) {
-  m.def("loss(Tensor input, Tensor target, int reduction=1) -> Tensor");
-  m.def("backward(Tensor grad_output, Tensor input, Tensor target, int reduction=1) -> Tensor");
-  m.def("loss_and_grad(Tensor input, Tensor target, int reduction=1) -> (Tensor, Tensor)");
+  m.def("loss(Tensor input, Tensor target, int reduction=1, Tensor? weight=None, Tensor? normalizer=None) -> Tensor");
+  m.def(
+      "backward(Tensor grad_output, Tensor input, Tensor target, int reduction=1, Tensor? weight=None, "
+      "Tensor? normalizer=None) -> Tensor");
+  m.def(
+      "loss_and_grad(Tensor input, Tensor target, int reduction=1, Tensor? weight=None, Tensor? normalizer=None) -> "
+      "(Tensor, Tensor)");
   // The library's process-wide launch settings of its CUDA kernels (softmargin::LaunchOptions), for measurements.
   m.def("set_launch_options(bool programmatic_dependent_launch=True, int blocks_per_sm=0) -> ()",
         &softmargin::torch_ops::set_launch_options);
   m.def(
-      "bce_with_logits(Tensor input, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=1) "
-      "-> Tensor");
+      "bce_with_logits(Tensor input, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=1, "
+      "Tensor? normalizer=None) -> Tensor");
   m.def(
       "bce_with_logits_backward(Tensor grad_output, Tensor input, Tensor target, Tensor? weight=None, "
-      "Tensor? pos_weight=None, int reduction=1) -> Tensor");
+      "Tensor? pos_weight=None, int reduction=1, Tensor? normalizer=None) -> Tensor");
   m.def(
       "bce_with_logits_loss_and_grad(Tensor input, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, "
-      "int reduction=1) -> (Tensor, Tensor)");
+      "int reduction=1, Tensor? normalizer=None) -> (Tensor, Tensor)");
   m.def(
       "pairwise_logistic(Tensor chosen, Tensor rejected, Tensor? margin=None, float margin_value=0., "
-      "int reduction=1) -> Tensor");
+      "int reduction=1, Tensor? normalizer=None) -> Tensor");
   m.def(
       "pairwise_logistic_backward(Tensor grad_output, Tensor chosen, Tensor rejected, Tensor? margin=None, "
-      "float margin_value=0., int reduction=1) -> (Tensor, Tensor)");
+      "float margin_value=0., int reduction=1, Tensor? normalizer=None) -> (Tensor, Tensor)");
   m.def(
       "pairwise_logistic_loss_and_grad(Tensor chosen, Tensor rejected, Tensor? margin=None, float margin_value=0., "
-      "int reduction=1) -> (Tensor, Tensor, Tensor)");
+      "int reduction=1, Tensor? normalizer=None) -> (Tensor, Tensor, Tensor)");
 }
 
 TORCH_LIBRARY_IMPL(softmargin, CPU, m) {

@@ -63,6 +63,24 @@ struct Outputs {
   }
 };
 
+/// The reduction of a call on Device: a.by, or the mean over the normalizer in Device's memory (LossArgs).
+template <class Device>
+softmargin::ReduceBy reduce_by(const LossArgs& a) {
+  if (!a.normalizer.defined()) return a.by;
+  using M = Kokkos::MemoryTraits<Kokkos::Unmanaged>;
+  const at::Tensor& n = a.normalizer;
+  switch (n.scalar_type()) {
+    case at::kDouble:
+      return softmargin::mean_over(Kokkos::View<const double, Device, M>(n.data_ptr<double>()));
+    case at::kFloat:
+      return softmargin::mean_over(Kokkos::View<const float, Device, M>(n.data_ptr<float>()));
+    case at::kLong:
+      return softmargin::mean_over(Kokkos::View<const std::int64_t, Device, M>(n.data_ptr<std::int64_t>()));
+    default:
+      return softmargin::mean_over(Kokkos::View<const std::int32_t, Device, M>(n.data_ptr<std::int32_t>()));
+  }
+}
+
 /// The input tensors of loss L and its descriptor (SoftMargin_Family.hpp): Inputs<L>::with(a, f) calls f(ins, make),
 /// ins the call's inputs (x first, the target second, then those present of weight and pos_weight) and make a function
 /// of their Views, in that order, that returns the library's descriptor of the call.
@@ -73,7 +91,13 @@ template <>
 struct Inputs<Loss::SoftMargin> {
   template <class F>
   static void with(const LossArgs& a, F&& f) {
-    f(std::array<at::Tensor, 2>{a.x, a.y}, [](const auto& x, const auto& y) { return softmargin::soft_margin(x, y); });
+    using softmargin::soft_margin;
+    if (a.weight.defined()) {
+      f(std::array<at::Tensor, 3>{a.x, a.y, a.weight},
+        [](const auto& x, const auto& y, const auto& w) { return soft_margin(x, y, w); });
+    } else {
+      f(std::array<at::Tensor, 2>{a.x, a.y}, [](const auto& x, const auto& y) { return soft_margin(x, y); });
+    }
   }
 };
 
@@ -128,8 +152,9 @@ at::Tensor TypedKernels<Exec, T, Y, L>::loss(const Exec& space, const LossArgs& 
       });
     } else {
       const typename O::template Scalar<lib_value_t<T>> o(lib_data<T>(out));
+      const softmargin::ReduceBy by = reduce_by<device>(a);
       with_views<T, device, Y>(std::array<at::Tensor, 0>{}, ins,
-                               [&](auto... in) { softmargin::loss(space, make(in...), o, r, softmargin::auto_only); });
+                               [&](auto... in) { softmargin::loss(space, make(in...), o, by, softmargin::auto_only); });
     }
   });
   O::finish(space);
@@ -152,8 +177,9 @@ at::Tensor TypedKernels<Exec, T, Y, L>::backward(const Exec& space, const at::Te
       });
     } else {
       const typename O::template Scalar<const lib_value_t<T>> up(lib_data<T>(g));
+      const softmargin::ReduceBy by = reduce_by<device>(a);
       with_views<T, device, Y>(std::array<at::Tensor, 1>{grad}, ins, [&](auto gx, auto... in) {
-        softmargin::backward(space, make(in...), up, gx, r, softmargin::auto_only);
+        softmargin::backward(space, make(in...), up, gx, by, softmargin::auto_only);
       });
     }
   });
@@ -173,10 +199,11 @@ std::tuple<at::Tensor, at::Tensor> TypedKernels<Exec, T, Y, L>::loss_and_grad(co
   if (a.x.numel() == 0) return {empty_reduction(a.x, r), grad};
   at::Tensor out = O::empty({}, a.x);
   const typename O::template Scalar<lib_value_t<T>> o(lib_data<T>(out));
+  const softmargin::ReduceBy by = reduce_by<device>(a);
   Inputs<L>::with(a, [&](const auto& ins, const auto& make) {
     with_views<T, device, Y>(std::array<at::Tensor, 1>{grad}, ins, [&](auto gx, auto... in) {
       const auto desc = make(in...);
-      softmargin::loss_and_grad(space, desc, o, gx, r, softmargin::Impl::family_result_t<decltype(desc)>(1),
+      softmargin::loss_and_grad(space, desc, o, gx, by, softmargin::Impl::family_result_t<decltype(desc)>(1),
                                 softmargin::auto_only);
     });
   });
@@ -196,14 +223,17 @@ std::tuple<at::Tensor, at::Tensor> PairwiseKernels<Exec, T>::backward(const Exec
     const std::array<at::Tensor, 2> outs{grad_c, grad_r};
     if (r == softmargin::Reduction::None) {  // g of x's shape: the last input
       with_views<T, device>(outs, append(ins, g), [&](auto gc, auto gr, auto... in) {
-        last_first([&](auto up, auto... v) {
-          softmargin::backward(space, make(v...), up, softmargin::grads(gc, gr), r, softmargin::auto_only);
-        }, in...);
+        last_first(
+            [&](auto up, auto... v) {
+              softmargin::backward(space, make(v...), up, softmargin::grads(gc, gr), r, softmargin::auto_only);
+            },
+            in...);
       });
     } else {
       const typename O::template Scalar<const lib_value_t<T>> up(lib_data<T>(g));
+      const softmargin::ReduceBy by = reduce_by<device>(a);
       with_views<T, device>(outs, ins, [&](auto gc, auto gr, auto... in) {
-        softmargin::backward(space, make(in...), up, softmargin::grads(gc, gr), r, softmargin::auto_only);
+        softmargin::backward(space, make(in...), up, softmargin::grads(gc, gr), by, softmargin::auto_only);
       });
     }
   });
@@ -224,10 +254,11 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> PairwiseKernels<Exec, T>::loss_an
   if (a.x.numel() == 0) return {empty_reduction(a.x, r), grad_c, grad_r};
   at::Tensor out = O::empty({}, a.x);
   const typename O::template Scalar<lib_value_t<T>> o(lib_data<T>(out));
+  const softmargin::ReduceBy by = reduce_by<device>(a);
   Inputs<Loss::Pairwise>::with(a, [&](const auto& ins, const auto& make) {
     with_views<T, device>(std::array<at::Tensor, 2>{grad_c, grad_r}, ins, [&](auto gc, auto gr, auto... in) {
       const auto desc = make(in...);
-      softmargin::loss_and_grad(space, desc, o, softmargin::grads(gc, gr), r,
+      softmargin::loss_and_grad(space, desc, o, softmargin::grads(gc, gr), by,
                                 softmargin::Impl::family_result_t<decltype(desc)>(1), softmargin::auto_only);
     });
   });

@@ -76,45 +76,60 @@ _compiler = getattr(torch, "compiler", None)
 _is_compiling = getattr(_compiler, "is_compiling", None) or (lambda: False)
 
 
-def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+def _normalizer(normalizer):
+    """The operators' normalizer: a tensor as it is (0-dimensional, on the CPU or the inputs' device), a Python number
+    as a float64 CPU scalar (read on the host), None as None."""
+    if normalizer is None or isinstance(normalizer, torch.Tensor):
+        return normalizer
+    return torch.tensor(float(normalizer), dtype=torch.float64)
+
+
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean", *, weight=None,
+                     normalizer=None):
     """torch.nn.functional.soft_margin_loss on the SoftMargin library: same arguments, same result (finite where
-    PyTorch overflows). An invalid reduction raises ValueError, as in PyTorch."""
+    PyTorch overflows). An invalid reduction raises ValueError, as in PyTorch. weight (broadcast to the input's shape)
+    multiplies each element's loss. normalizer (a number, or a 0-dimensional tensor on the CPU or the inputs' device,
+    read where the kernel divides: no synchronization) replaces the mean's element count: the loss is the sum divided
+    by it, as loss.sum() / normalizer, and so are the gradients (for a count over micro-batches or ranks)."""
     code = _REDUCTIONS.get(reduction)
     if code is None or size_average is not None or reduce is not None:
         code = _reduction_code(size_average, reduce, reduction)
+    if weight is not None or normalizer is not None:
+        return _loss(input, target, code, weight, _normalizer(normalizer))
     if _is_compiling():
         return _loss(input, target, code)
     return _call(input, target, code)
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean",
-                                     pos_weight=None):
+                                     pos_weight=None, *, normalizer=None):
     """torch.nn.functional.binary_cross_entropy_with_logits on the SoftMargin library: same arguments, same result
     (computed in float, or double for float64, and rounded once to the input's dtype). target has the input's shape
     (ValueError otherwise, as in PyTorch) and holds soft labels of any real dtype (converted to the input's) or bool
     or int8 labels (read as they are; PyTorch refuses those); weight and pos_weight broadcast to the input's shape.
-    Differentiable with respect to input, target, weight and pos_weight."""
+    Differentiable with respect to input, target, weight and pos_weight. normalizer: as soft_margin_loss's."""
     code = _REDUCTIONS.get(reduction)
     if code is None or size_average is not None or reduce is not None:
         code = _reduction_code(size_average, reduce, reduction)
     if target.size() != input.size():
         raise ValueError(f"Target size ({target.size()}) must be the same as input size ({input.size()})")
-    return _bce(input, target, weight, pos_weight, code)
+    return _bce(input, target, weight, pos_weight, code, _normalizer(normalizer))
 
 
-def pairwise_logistic_loss(chosen, rejected, margin=0.0, reduction="mean"):
+def pairwise_logistic_loss(chosen, rejected, margin=0.0, reduction="mean", *, normalizer=None):
     """The pairwise logistic (Bradley-Terry) loss of reward models, -logsigmoid(chosen - rejected - margin) per pair,
     in one fused pass: the result of -torch.nn.functional.logsigmoid(chosen - rejected - margin) reduced by `reduction`
     (none, mean or sum), finite where the difference is large. rejected and margin (a Python number or a tensor)
     broadcast to chosen's shape and are converted to its dtype (float32, float64, bfloat16 or float16; computed in
     float, or double for float64). Differentiable with respect to chosen, rejected and a margin tensor: the gradients of
-    chosen and rejected come from the forward's own pass."""
+    chosen and rejected come from the forward's own pass. normalizer: as soft_margin_loss's (the pairs of a whole
+    step)."""
     code = _REDUCTIONS.get(reduction)
     if code is None:
         code = _reduction_code(None, None, reduction)
     if isinstance(margin, torch.Tensor):
-        return _pairwise(chosen, rejected, margin, 0.0, code)
-    return _pairwise(chosen, rejected, None, float(margin), code)
+        return _pairwise(chosen, rejected, margin, 0.0, code, _normalizer(normalizer))
+    return _pairwise(chosen, rejected, None, float(margin), code, _normalizer(normalizer))
 
 
 def _reduction_code(size_average, reduce, reduction):
@@ -143,12 +158,20 @@ def build_info():
 
 
 class SoftMarginLoss(torch.nn.SoftMarginLoss):
-    """torch.nn.SoftMarginLoss on the SoftMargin library (a subclass: same constructor, same attributes)."""
+    """torch.nn.SoftMarginLoss on the SoftMargin library (a subclass: same constructor and attributes, and an optional
+    per-element `weight`, a buffer as BCEWithLogitsLoss's). forward(input, target, normalizer=None): normalizer as
+    soft_margin_loss's."""
 
-    def forward(self, input, target):
+    def __init__(self, size_average=None, reduce=None, reduction="mean", *, weight=None):
+        super().__init__(size_average, reduce, reduction)
+        self.register_buffer("weight", weight)
+
+    def forward(self, input, target, *, normalizer=None):
         code = _REDUCTIONS.get(self.reduction)
         if code is None:
             code = _reduction_code(None, None, self.reduction)
+        if self.weight is not None or normalizer is not None:
+            return _loss(input, target, code, self.weight, _normalizer(normalizer))
         if _is_compiling():
             return _loss(input, target, code)
         return _call(input, target, code)
@@ -158,15 +181,15 @@ class BCEWithLogitsLoss(torch.nn.BCEWithLogitsLoss):
     """torch.nn.BCEWithLogitsLoss on the SoftMargin library (a subclass: same constructor, same attributes and
     buffers weight and pos_weight)."""
 
-    def forward(self, input, target):
+    def forward(self, input, target, *, normalizer=None):
         return binary_cross_entropy_with_logits(input, target, self.weight, reduction=self.reduction,
-                                                pos_weight=self.pos_weight)
+                                                pos_weight=self.pos_weight, normalizer=normalizer)
 
 
 class PairwiseLogisticLoss(torch.nn.Module):
-    """The pairwise logistic (Bradley-Terry) loss of reward models as a module: forward(chosen, rejected, margin=None)
-    is pairwise_logistic_loss(chosen, rejected, margin, reduction), the margin of the call (a number or a tensor, for
-    per-pair margins) or else the module's."""
+    """The pairwise logistic (Bradley-Terry) loss of reward models as a module: forward(chosen, rejected, margin=None,
+    normalizer=None) is pairwise_logistic_loss(chosen, rejected, margin, reduction, normalizer=normalizer), with the
+    margin of the call (a number or a tensor, for per-pair margins) or else the module's."""
 
     def __init__(self, margin=0.0, reduction="mean"):
         super().__init__()
@@ -175,8 +198,9 @@ class PairwiseLogisticLoss(torch.nn.Module):
         self.margin = margin
         self.reduction = reduction
 
-    def forward(self, chosen, rejected, margin=None):
-        return pairwise_logistic_loss(chosen, rejected, self.margin if margin is None else margin, self.reduction)
+    def forward(self, chosen, rejected, margin=None, *, normalizer=None):
+        return pairwise_logistic_loss(chosen, rejected, self.margin if margin is None else margin, self.reduction,
+                                      normalizer=normalizer)
 
     def extra_repr(self):
         return f"margin={self.margin}, reduction={self.reduction}"

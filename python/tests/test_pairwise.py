@@ -109,8 +109,8 @@ def test_large_differences(device, seed):
         torch.testing.assert_close(loss.cpu(), expected, rtol=1e-2 if dtype in HALF_DTYPES else 1e-6, atol=1e-30)
         loss.sum().backward()
         assert torch.isfinite(c.grad).all()
-        torch.testing.assert_close(c.grad.cpu().double(), torch.tensor([-1.0, -1.0, -0.5, 0.0, 0.0], dtype=torch.float64),
-                                   rtol=0, atol=1e-30)
+        expected_grad = torch.tensor([-1.0, -1.0, -0.5, 0.0, 0.0], dtype=torch.float64)
+        torch.testing.assert_close(c.grad.cpu().double(), expected_grad, rtol=0, atol=1e-30)
 
 
 def test_fused_forward_and_repeated_backward(device, seed):
@@ -150,7 +150,8 @@ def test_only_some_require_grad(device, seed):
 
 @pytest.mark.parametrize("reduction", REDUCTIONS)
 def test_gradcheck(device, seed, reduction):
-    for c_shape, r_shape, m_shape in [((), (), ()), ((5,), (5,), (5,)), ((4, 5), (5,), (4, 1)), ((3, 4, 5), (4, 1), ())]:
+    shapes = [((), (), ()), ((5,), (5,), (5,)), ((4, 5), (5,), (4, 1)), ((3, 4, 5), (4, 1), ())]
+    for c_shape, r_shape, m_shape in shapes:
         c = torch.randn(c_shape, dtype=torch.float64, device=device, requires_grad=True)
         r = torch.randn(r_shape, dtype=torch.float64, device=device, requires_grad=True)
         m = torch.rand(m_shape, dtype=torch.float64, device=device, requires_grad=True)
@@ -184,7 +185,8 @@ def test_compile(device, seed, mode):
     torch._dynamo.reset()
     model = torch.compile(softmargin.PairwiseLogisticLoss(margin=0.25), **mode)
     for rows in (64, 17, 5):
-        c, r = torch.randn(rows, device=device, requires_grad=True), torch.randn(rows, device=device, requires_grad=True)
+        c = torch.randn(rows, device=device, requires_grad=True)
+        r = torch.randn(rows, device=device, requires_grad=True)
         m = torch.rand(rows, device=device)
         loss = model(c, r, m)
         loss.backward()
