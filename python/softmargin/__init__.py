@@ -59,19 +59,21 @@ _bce = torch.ops.softmargin.bce_with_logits.default
 _pairwise = torch.ops.softmargin.pairwise_logistic.default
 _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
 
-# The lean entry (softmargin._entry, where the build found Python's headers) calls the same operator without
+# The lean entry (softmargin._entry, where the build found Python's headers) calls the same operators without
 # torch.ops' generic argument handling, and hands any other call (tensor subclasses, __torch_function__ modes) to
-# _loss. torch.compile traces _loss itself: the entry is C code that it cannot see into.
+# torch.ops. torch.compile traces the operators themselves: the entry is C code that it cannot see into.
 try:
     _entry = importlib.import_module("._entry", __name__)
 except ModuleNotFoundError:  # not built
-    _call = _loss
+    _entry = None
 except ImportError as error:  # built, but it does not load here: same results, through torch.ops
     warnings.warn(f"softmargin: the lean entry softmargin._entry does not load ({error}); calls go through torch.ops")
-    _call = _loss
+    _entry = None
+if _entry is None:
+    _call, _bce_call, _pairwise_call = _loss, _bce, _pairwise
 else:
-    _entry.set_fallback(_loss)
-    _call = _entry.loss
+    _entry.set_fallbacks(_loss, _bce, _pairwise)
+    _call, _bce_call, _pairwise_call = _entry.loss, _entry.bce_with_logits, _entry.pairwise_logistic
 _compiler = getattr(torch, "compiler", None)
 _is_compiling = getattr(_compiler, "is_compiling", None) or (lambda: False)
 
@@ -113,7 +115,9 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
         code = _reduction_code(size_average, reduce, reduction)
     if target.size() != input.size():
         raise ValueError(f"Target size ({target.size()}) must be the same as input size ({input.size()})")
-    return _bce(input, target, weight, pos_weight, code, _normalizer(normalizer))
+    if normalizer is not None or _is_compiling():
+        return _bce(input, target, weight, pos_weight, code, _normalizer(normalizer))
+    return _bce_call(input, target, weight, pos_weight, code)
 
 
 def pairwise_logistic_loss(chosen, rejected, margin=0.0, reduction="mean", *, normalizer=None):
@@ -127,9 +131,11 @@ def pairwise_logistic_loss(chosen, rejected, margin=0.0, reduction="mean", *, no
     code = _REDUCTIONS.get(reduction)
     if code is None:
         code = _reduction_code(None, None, reduction)
-    if isinstance(margin, torch.Tensor):
-        return _pairwise(chosen, rejected, margin, 0.0, code, _normalizer(normalizer))
-    return _pairwise(chosen, rejected, None, float(margin), code, _normalizer(normalizer))
+    tensor_margin = isinstance(margin, torch.Tensor)
+    margin, margin_value = (margin, 0.0) if tensor_margin else (None, float(margin))
+    if normalizer is not None or _is_compiling():
+        return _pairwise(chosen, rejected, margin, margin_value, code, _normalizer(normalizer))
+    return _pairwise_call(chosen, rejected, margin, margin_value, code)
 
 
 def _reduction_code(size_average, reduce, reduction):
@@ -170,8 +176,9 @@ class SoftMarginLoss(torch.nn.SoftMarginLoss):
         code = _REDUCTIONS.get(self.reduction)
         if code is None:
             code = _reduction_code(None, None, self.reduction)
-        if self.weight is not None or normalizer is not None:
-            return _loss(input, target, code, self.weight, _normalizer(normalizer))
+        weight = self._buffers["weight"]  # the buffer itself: Module.__getattr__ costs a microsecond a call
+        if weight is not None or normalizer is not None:
+            return _loss(input, target, code, weight, _normalizer(normalizer))
         if _is_compiling():
             return _loss(input, target, code)
         return _call(input, target, code)
@@ -182,8 +189,12 @@ class BCEWithLogitsLoss(torch.nn.BCEWithLogitsLoss):
     buffers weight and pos_weight)."""
 
     def forward(self, input, target, *, normalizer=None):
-        return binary_cross_entropy_with_logits(input, target, self.weight, reduction=self.reduction,
-                                                pos_weight=self.pos_weight, normalizer=normalizer)
+        buffers = self._buffers  # the buffers themselves: Module.__getattr__ costs a microsecond a call
+        code = _REDUCTIONS.get(self.reduction)
+        if code is None or normalizer is not None or _is_compiling() or target.size() != input.size():
+            return binary_cross_entropy_with_logits(input, target, buffers["weight"], None, None, self.reduction,
+                                                    buffers["pos_weight"], normalizer=normalizer)
+        return _bce_call(input, target, buffers["weight"], buffers["pos_weight"], code)
 
 
 class PairwiseLogisticLoss(torch.nn.Module):

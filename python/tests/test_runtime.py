@@ -227,3 +227,61 @@ def test_lean_entry(device, seed):
         assert str(got.value) == str(expected.value)
     with pytest.raises(ValueError, match="reduction = 7 is not a valid value"):
         softmargin._call(x.detach(), y, 7)
+
+
+def _family_entries(device):
+    """(entry, operator, positional arguments requiring grad, a function of them) for the BCE and pairwise entries."""
+    x = torch.randn(9, 4, device=device, requires_grad=True)
+    t = torch.rand(9, 4, device=device)
+    w = torch.rand(4, device=device)
+    pw = torch.rand(4, device=device) + 0.5
+    r = torch.randn(9, 1, device=device, requires_grad=True)
+    m = torch.rand(4, device=device)
+    return [(softmargin._bce_call, torch.ops.softmargin.bce_with_logits.default, [(x, t, w, pw), (x, t, None, None),
+                                                                                  (x, t, None, pw)]),
+            (softmargin._pairwise_call, torch.ops.softmargin.pairwise_logistic.default, [(x, r, m, 0.0), (x, r, None, 0.5)])]
+
+
+@pytest.mark.parametrize("which", ["bce_with_logits", "pairwise_logistic"])
+def test_lean_entry_family(device, seed, which):
+    # The BCE and pairwise entries behave as their torch.ops operators: same results, autograd through the fused pass,
+    # __torch_function__ and argument errors as torch.ops has them.
+    entry, op, cases = _family_entries(device)[["bce_with_logits", "pairwise_logistic"].index(which)]
+    if softmargin.build_info()["lean_entry"]:
+        assert entry is getattr(softmargin._entry, which)
+    for args in cases:
+        for reduction in [0, 1, 2]:
+            torch.testing.assert_close(entry(*args, reduction), op(*args, reduction), rtol=0, atol=0)
+        loss = entry(*args, 2)
+        expected = op(*args, 2)
+        assert type(loss.grad_fn).__name__ == type(expected.grad_fn).__name__
+        leaves = [a for a in args if isinstance(a, torch.Tensor) and a.requires_grad]
+        got = torch.autograd.grad(loss, leaves)
+        want = torch.autograd.grad(expected, leaves)
+        for g, e in zip(got, want):
+            torch.testing.assert_close(g, e, rtol=0, atol=0)
+
+    args = cases[0]
+    _Logged.seen.clear()
+    out = entry(args[0].detach().as_subclass(_Logged), *args[1:], 1)
+    assert op in _Logged.seen and type(out) is _Logged
+    if hasattr(torch.overrides, "TorchFunctionMode"):
+        class Mode(torch.overrides.TorchFunctionMode):
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                seen.append(func)
+                return func(*args, **(kwargs or {}))
+
+        seen = []
+        with Mode():
+            entry(*args, 1)
+        assert op in seen
+    torch.testing.assert_close(entry(*args, reduction=2), op(*args, 2), rtol=0, atol=0)
+    bad = [(args[0], 1.0, *args[2:], 1), (*args, 1, 2), (*args, "mean")]
+    for call in bad:
+        with pytest.raises(RuntimeError) as expected:
+            op(*call)
+        with pytest.raises(RuntimeError) as got:
+            entry(*call)
+        assert str(got.value) == str(expected.value)
+    with pytest.raises(ValueError, match="reduction = 7 is not a valid value"):
+        entry(*[a.detach() if isinstance(a, torch.Tensor) else a for a in args], 7)
