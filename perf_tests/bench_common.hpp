@@ -111,6 +111,7 @@ void add_cuda_variants();
 void add_kokkosblas_variants();
 void add_half_variants();
 void add_bce_variants();
+void add_family_variants();
 
 /// Relative error of v's first call on copy 0 (Check of v), run before it is timed.
 double check_error(const Variant& v, const Buffers& b);

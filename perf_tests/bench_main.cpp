@@ -227,6 +227,7 @@ int main(int argc, char* argv[]) {
   add_softmargin_variants();
   add_half_variants();
   add_bce_variants();
+  add_family_variants();
   add_unfused_variants();
   add_host_variants();
 #if defined(KOKKOS_ENABLE_CUDA)
