@@ -1,9 +1,11 @@
-// SoftMargin over MPI: one SoftMarginLoss over the elements of every rank of a communicator.
+// SoftMargin over MPI: one SoftMarginLoss (or one loss of the family) over the elements of every rank of a
+// communicator.
 //
 // Each rank holds a part of x and y (any sizes, empty parts too). The sum is the sum over all ranks' elements, the
 // mean divides it by the global N, and the gradient of the mean is scaled by 1 / global N. Locally each call runs the
-// single-process pass of SoftMargin.hpp (with Reduction::Sum); the ranks then sum their partials and counts with
-// MPI_Allreduce, in double. Every call is collective over the communicator: every rank calls it, in the same order.
+// single-process pass of SoftMargin.hpp (with Reduction::Sum, but for a count View below); the ranks then sum their
+// partials and counts with MPI_Allreduce, in double. Every call is collective over the communicator: every rank calls
+// it, in the same order.
 //
 // The communicator argument is a Communicator: an MPI_Comm, which converts to one with the default options, or one
 // with Options, e.g. Communicator(MPI_COMM_WORLD, {.transport = Transport::HostStaged}). Options::transport chooses
@@ -22,10 +24,10 @@
 //   softmargin::mpi::backward(comm, space, softmargin::pairwise(a, b, 0.5), 1.0, softmargin::grads(grad_a, grad_b));
 //
 // mean_over(count): the global count, the same on every rank; the global sum is divided by it. A count in a rank-0
-// View (read where it lives, never copied by the host for the device): loss divides the summed partials by it in the
-// one-element kernel that writes a result View the space reaches, and the blocking forms and iloss read it after
-// the local pass's fence; backward and loss_and_grad hand mean_over(View) to the local pass itself, so the gradient
-// is scaled on the device and the global loss is the sum of the ranks' partials, each divided already.
+// View is read where it lives: loss divides the summed partials by it in the one-element kernel that writes a result
+// View the space reaches, and the blocking forms and iloss read it after the local pass's fence; backward and
+// loss_and_grad hand mean_over(View) to the local pass itself, so the gradient is scaled on the device and the
+// global loss is the sum of the ranks' partials, each divided already.
 #ifndef SOFTMARGIN_MPI_HPP
 #define SOFTMARGIN_MPI_HPP
 
