@@ -1,9 +1,11 @@
-// SoftMargin over MPI: one SoftMarginLoss over the elements of every rank of a communicator.
+// SoftMargin over MPI: one SoftMarginLoss (or one loss of the family) over the elements of every rank of a
+// communicator.
 //
 // Each rank holds a part of x and y (any sizes, empty parts too). The sum is the sum over all ranks' elements, the
 // mean divides it by the global N, and the gradient of the mean is scaled by 1 / global N. Locally each call runs the
-// single-process pass of SoftMargin.hpp (with Reduction::Sum); the ranks then sum their partials and counts with
-// MPI_Allreduce, in double. Every call is collective over the communicator: every rank calls it, in the same order.
+// single-process pass of SoftMargin.hpp (with Reduction::Sum, but for a count View below); the ranks then sum their
+// partials and counts with MPI_Allreduce, in double. Every call is collective over the communicator: every rank calls
+// it, in the same order.
 //
 // The communicator argument is a Communicator: an MPI_Comm, which converts to one with the default options, or one
 // with Options, e.g. Communicator(MPI_COMM_WORLD, {.transport = Transport::HostStaged}). Options::transport chooses
@@ -14,6 +16,18 @@
 // message that names the failing ranks and the lowest one's problem. Nobody is left waiting. A transport that cannot
 // run (DeviceDirect where MPI cannot read the space's memory) is a bad argument, and so are transports that differ
 // between the ranks of a call. NaN on one rank gives NaN on every rank; the mean over a global N of 0 is NaN.
+//
+// The family: every call takes a descriptor of SoftMargin_Family.hpp (soft_margin, bce_with_logits, pairwise) in
+// place of x and y, with its checks; a pairwise loss's gradient is grads(grad_a, grad_b):
+//
+//   softmargin::mpi::loss(comm, space, softmargin::bce_with_logits(x, t, weight, pos_weight), result);
+//   softmargin::mpi::backward(comm, space, softmargin::pairwise(a, b, 0.5), 1.0, softmargin::grads(grad_a, grad_b));
+//
+// mean_over(count): the global count, the same on every rank; the global sum is divided by it. A count in a rank-0
+// View is read where it lives: loss divides the summed partials by it in the one-element kernel that writes a result
+// View the space reaches, and the blocking forms and iloss read it after the local pass's fence; backward and
+// loss_and_grad hand mean_over(View) to the local pass itself, so the gradient is scaled on the device and the
+// global loss is the sum of the ranks' partials, each divided already.
 #ifndef SOFTMARGIN_MPI_HPP
 #define SOFTMARGIN_MPI_HPP
 
@@ -22,6 +36,7 @@
 #include "impl/SoftMargin_MPI_Checks.hpp"
 #include "impl/SoftMargin_MPI_Impl.hpp"
 #include "impl/SoftMargin_MPI_Passes.hpp"
+#include "impl/SoftMargin_MPI_Problems.hpp"
 #include "impl/SoftMargin_MPI_Request.hpp"
 #include "impl/SoftMargin_MPI_Transport.hpp"
 
@@ -53,7 +68,7 @@ requires(Kokkos::is_execution_space_v<ExecSpace>&& Kokkos::is_view_v<ResultView>
     ReduceBy reduction = Reduction::Mean, Algorithm algorithm = Algorithm::Auto) {
   if constexpr (Impl::check_mpi_input_types<ExecSpace, XView, YView>() &&
                 Impl::check_result_type<ExecSpace, ResultView>())
-    Impl::loss(comm, space, x, y, result, reduction, algorithm, true);
+    Impl::loss(comm, space, Impl::XYProblem<XView, YView>{x, y}, result, reduction, algorithm, true);
 }
 
 /// \brief Global SoftMarginLoss returned on every rank (blocking); stages through host memory.
@@ -63,7 +78,7 @@ requires(Kokkos::is_execution_space_v<ExecSpace>&& Kokkos::is_view_v<XView>) typ
          ReduceBy reduction = Reduction::Mean, Algorithm algorithm = Algorithm::Auto) {
   typename XView::non_const_value_type value{};
   if constexpr (Impl::check_mpi_input_types<ExecSpace, XView, YView>())
-    Impl::loss(comm, space, x, y, Impl::host_scalar(value), reduction, algorithm, false);
+    Impl::loss(comm, space, Impl::XYProblem<XView, YView>{x, y}, Impl::host_scalar(value), reduction, algorithm, false);
   return value;
 }
 
@@ -76,7 +91,7 @@ requires(Kokkos::is_execution_space_v<ExecSpace>&& Kokkos::is_view_v<ResultView>
           ReduceBy reduction = Reduction::Mean, Algorithm algorithm = Algorithm::Auto) {
   if constexpr (Impl::check_mpi_input_types<ExecSpace, XView, YView>() &&
                 Impl::check_result_type<ExecSpace, ResultView>())
-    return Impl::iloss(comm, space, x, y, result, reduction, algorithm);
+    return Impl::iloss(comm, space, Impl::XYProblem<XView, YView>{x, y}, result, reduction, algorithm);
   else
     return Request();
 }
@@ -97,7 +112,7 @@ requires(Kokkos::is_execution_space_v<ExecSpace>&& Kokkos::is_view_v<GradView>) 
   if constexpr (Impl::check_mpi_input_types<ExecSpace, XView, YView>() &&
                 softmargin::Impl::check_grad_type<ExecSpace, XView, GradView>() &&
                 softmargin::Impl::check_upstream_type<ExecSpace, XView, Upstream, false>())
-    Impl::backward(comm, space, x, y, grad_loss, grad_x, reduction, algorithm);
+    Impl::backward(comm, space, Impl::XYProblem<XView, YView>{x, y}, grad_loss, grad_x, reduction, algorithm);
 }
 
 // =================================================================================================================
@@ -122,7 +137,8 @@ requires(Kokkos::is_execution_space_v<ExecSpace>&& Kokkos::is_view_v<LossView>&&
                 Impl::check_result_type<ExecSpace, LossView>() &&
                 softmargin::Impl::check_grad_type<ExecSpace, XView, GradView>() &&
                 softmargin::Impl::check_upstream_type<ExecSpace, XView, Upstream, false>())
-    Impl::loss_and_grad(comm, space, x, y, loss_out, grad_x, reduction, grad_loss, algorithm, true);
+    Impl::loss_and_grad(comm, space, Impl::XYProblem<XView, YView>{x, y}, loss_out, grad_x, reduction, grad_loss,
+                        algorithm, true);
 }
 
 /// \brief Blocking fused pass: writes grad_x and returns the global loss on every rank.
@@ -131,13 +147,101 @@ template <class ExecSpace, class XView, class YView, class GradView,
 requires(Kokkos::is_execution_space_v<ExecSpace>&& Kokkos::is_view_v<XView>&& Kokkos::is_view_v<GradView>)
     typename XView::non_const_value_type
     loss_and_grad(const Communicator& comm, const ExecSpace& space, const XView& x, const YView& y,
-                  const GradView& grad_x, ReduceBy reduction = Reduction::Mean,
-                  const Upstream& grad_loss = Upstream(1), Algorithm algorithm = Algorithm::Auto) {
+                  const GradView& grad_x, ReduceBy reduction = Reduction::Mean, const Upstream& grad_loss = Upstream(1),
+                  Algorithm algorithm = Algorithm::Auto) {
   typename XView::non_const_value_type value{};
   if constexpr (Impl::check_mpi_input_types<ExecSpace, XView, YView>() &&
                 softmargin::Impl::check_grad_type<ExecSpace, XView, GradView>() &&
                 softmargin::Impl::check_upstream_type<ExecSpace, XView, Upstream, false>())
-    Impl::loss_and_grad(comm, space, x, y, Impl::host_scalar(value), grad_x, reduction, grad_loss, algorithm, false);
+    Impl::loss_and_grad(comm, space, Impl::XYProblem<XView, YView>{x, y}, Impl::host_scalar(value), grad_x, reduction,
+                        grad_loss, algorithm, false);
+  return value;
+}
+
+// =================================================================================================================
+// The family: a descriptor (soft_margin, bce_with_logits, pairwise) in place of x and y, on the same global passes.
+
+/// \brief Global loss of a family member into a rank-0 View on every rank, as loss(comm, space, x, y, result, ...).
+template <class ExecSpace, class In, class ResultView>
+requires(Kokkos::is_execution_space_v<ExecSpace>&& softmargin::Impl::is_inputs_v<In>&&
+             Kokkos::is_view_v<ResultView>) void loss(const Communicator& comm, const ExecSpace& space, const In& in,
+                                                      const ResultView& result, ReduceBy reduction = Reduction::Mean,
+                                                      Algorithm algorithm = Algorithm::Auto) {
+  if constexpr (In::template check_types<ExecSpace>() && Impl::check_result_type<ExecSpace, ResultView>())
+    Impl::loss(comm, space, Impl::FamilyProblem<In>{in}, result, reduction, algorithm, true);
+}
+
+/// \brief Global loss of a family member returned on every rank (blocking), of the first input's type (float for
+/// 16-bit inputs).
+template <class ExecSpace, class In>
+requires(Kokkos::is_execution_space_v<ExecSpace>&& softmargin::Impl::is_inputs_v<In>)
+    softmargin::Impl::family_result_t<In> loss(const Communicator& comm, const ExecSpace& space, const In& in,
+                                               ReduceBy reduction = Reduction::Mean,
+                                               Algorithm algorithm = Algorithm::Auto) {
+  softmargin::Impl::family_result_t<In> value{};
+  if constexpr (In::template check_types<ExecSpace>())
+    Impl::loss(comm, space, Impl::FamilyProblem<In>{in}, Impl::host_scalar(value), reduction, algorithm, false);
+  return value;
+}
+
+/// \brief Starts the global loss of a family member, as iloss(comm, space, x, y, result, ...).
+template <class ExecSpace, class In, class ResultView>
+requires(Kokkos::is_execution_space_v<ExecSpace>&& softmargin::Impl::is_inputs_v<In>&& Kokkos::is_view_v<ResultView>)
+    [[nodiscard]] Request
+    iloss(const Communicator& comm, const ExecSpace& space, const In& in, const ResultView& result,
+          ReduceBy reduction = Reduction::Mean, Algorithm algorithm = Algorithm::Auto) {
+  if constexpr (In::template check_types<ExecSpace>() && Impl::check_result_type<ExecSpace, ResultView>())
+    return Impl::iloss(comm, space, Impl::FamilyProblem<In>{in}, result, reduction, algorithm);
+  else
+    return Request();
+}
+
+/// \brief This rank's gradient of a family member's global loss: a View for the first input, or grads(grad_a,
+/// grad_b) for a pairwise loss; as backward(comm, space, x, y, grad_loss, grad_x, ...).
+template <class ExecSpace, class In, class Upstream, class G>
+requires(Kokkos::is_execution_space_v<ExecSpace>&& softmargin::Impl::is_inputs_v<In> &&
+         !softmargin::Impl::is_reduction_arg_v<G>) void backward(const Communicator& comm, const ExecSpace& space,
+                                                                 const In& in, const Upstream& grad_loss, const G& grad,
+                                                                 ReduceBy reduction = Reduction::Mean,
+                                                                 Algorithm algorithm = Algorithm::Auto) {
+  using X = typename In::first_view;
+  if constexpr (In::template check_types<ExecSpace>() && softmargin::Impl::check_grads_type<ExecSpace, In, G>() &&
+                softmargin::Impl::check_upstream_type<ExecSpace, X, Upstream, false>())
+    Impl::backward(comm, space, Impl::FamilyProblem<In>{in}, grad_loss, grad, reduction, algorithm);
+}
+
+/// \brief A family member's global loss into loss_out and this rank's gradient in one local pass, as
+/// loss_and_grad(comm, space, x, y, loss_out, grad_x, ...).
+template <class ExecSpace, class In, class LossView, class G, class Upstream = softmargin::Impl::family_result_t<In>>
+requires(Kokkos::is_execution_space_v<ExecSpace>&& softmargin::Impl::is_inputs_v<In>&& Kokkos::is_view_v<LossView> &&
+         !softmargin::Impl::is_reduction_arg_v<G>) void loss_and_grad(const Communicator& comm, const ExecSpace& space,
+                                                                      const In& in, const LossView& loss_out,
+                                                                      const G& grad,
+                                                                      ReduceBy reduction = Reduction::Mean,
+                                                                      const Upstream& grad_loss = Upstream(1),
+                                                                      Algorithm algorithm = Algorithm::Auto) {
+  using X = typename In::first_view;
+  if constexpr (In::template check_types<ExecSpace>() && Impl::check_result_type<ExecSpace, LossView>() &&
+                softmargin::Impl::check_grads_type<ExecSpace, In, G>() &&
+                softmargin::Impl::check_upstream_type<ExecSpace, X, Upstream, false>())
+    Impl::loss_and_grad(comm, space, Impl::FamilyProblem<In>{in}, loss_out, grad, reduction, grad_loss, algorithm,
+                        true);
+}
+
+/// \brief Blocking fused pass of a family member: writes the gradient and returns the global loss on every rank.
+template <class ExecSpace, class In, class G, class Upstream = softmargin::Impl::family_result_t<In>>
+requires(Kokkos::is_execution_space_v<ExecSpace>&& softmargin::Impl::is_inputs_v<In> &&
+         !softmargin::Impl::is_reduction_arg_v<G>)
+    softmargin::Impl::family_result_t<In> loss_and_grad(const Communicator& comm, const ExecSpace& space, const In& in,
+                                                        const G& grad, ReduceBy reduction = Reduction::Mean,
+                                                        const Upstream& grad_loss = Upstream(1),
+                                                        Algorithm algorithm = Algorithm::Auto) {
+  using X = typename In::first_view;
+  softmargin::Impl::family_result_t<In> value{};
+  if constexpr (In::template check_types<ExecSpace>() && softmargin::Impl::check_grads_type<ExecSpace, In, G>() &&
+                softmargin::Impl::check_upstream_type<ExecSpace, X, Upstream, false>())
+    Impl::loss_and_grad(comm, space, Impl::FamilyProblem<In>{in}, Impl::host_scalar(value), grad, reduction, grad_loss,
+                        algorithm, false);
   return value;
 }
 

@@ -1,9 +1,10 @@
 // SoftMargin MPI: the argument checks every rank runs before the ranks agree on a status.
 //
-// They are the single-process calls' own checks (impl/SoftMargin_Checks.hpp) applied to the global call's
-// arguments, plus the global call's own (a reduction with one value over the ranks), so that a bad argument on one
-// rank is known to every rank before any rank launches a kernel or writes an output: a rank whose local View is
-// empty never runs the single-process pass, and backward writes grad_x in its only pass.
+// They are the single-process calls' own checks (impl/SoftMargin_Checks.hpp, impl/SoftMargin_Passes.hpp) applied to
+// the global call's arguments through its local problem (SoftMargin_MPI_Problems.hpp), plus the global call's own (a
+// reduction with one value over the ranks), so that a bad argument on one rank is known to every rank before any rank
+// launches a kernel or writes an output: a rank whose local View is empty never runs the single-process pass, and
+// backward writes its gradient in its only pass.
 #ifndef SOFTMARGIN_IMPL_MPI_CHECKS_HPP
 #define SOFTMARGIN_IMPL_MPI_CHECKS_HPP
 
@@ -23,34 +24,40 @@ inline void check_global_reduction(const char* where, Reduction r) {
                                 "softmargin:: function on each rank)");
 }
 
-/// x, y, the reduction and the algorithm. A caller's count (mean_over) is a host number here: the ranks divide the
-/// global sum on the host or in the agreement.
-template <class XView, class YView>
-void check_inputs(const char* where, const ReduceBy& reduction, Algorithm algorithm, const XView& x, const YView& y) {
+/// The reduction (one value over the ranks), and the local problem's checks (SoftMargin_MPI_Problems.hpp): its
+/// inputs, the algorithm and a caller's count (a positive host number, or a View the execution space reads).
+template <class Exec, class Problem>
+void check_problem(const char* where, const Problem& problem, const ReduceBy& reduction, Algorithm algorithm) {
   check_global_reduction(where, reduction.reduction());
-  softmargin::Impl::check_inputs(where, reduction.reduction(), algorithm, x, y);
-  if (reduction.has_count() && reduction.count_data() != nullptr)
-    throw std::invalid_argument(std::string(where) +
-                                ": mean_over takes a host count in the MPI layer (the global "
-                                "element count is the default divisor of Reduction::Mean)");
-  softmargin::Impl::check_count(where, reduction, true);
+  problem.template check<Exec>(where, reduction, algorithm);
 }
 
-/// A reduced result: allocated, and apart from every other View of the call.
-template <class ResultView, class... Views>
-void check_result(const char* where, const char* name, const ResultView& result, const Views&... views) {
+/// A reduced result: allocated, and apart from the inputs.
+template <class Problem, class ResultView>
+void check_result(const char* where, const char* name, const Problem& problem, const ResultView& result) {
   softmargin::Impl::check_allocated(where, name, result);
-  (softmargin::Impl::check_alias(where, name, result, "an input or output", views), ...);
+  problem.check_alias_of(where, name, result);
 }
 
-/// grad_x and a scalar upstream gradient (a host number, or a rank-0 View apart from grad_x).
-template <class GradView, class XView, class YView, class Upstream>
-void check_grad(const char* where, const GradView& grad_x, const XView& x, const YView& y, const Upstream& grad_loss) {
-  softmargin::Impl::check_elementwise_output(where, "grad_x", grad_x, x, y);
+/// The gradients (a View, or grads(grad_a, grad_b)) and a scalar upstream gradient (a host number, or a rank-0 View
+/// apart from the gradients).
+template <class Problem, class G, class Upstream>
+void check_grad(const char* where, const Problem& problem, const G& grad, const Upstream& grad_loss) {
+  problem.check_grad(where, grad);
   if constexpr (Kokkos::is_view_v<Upstream>) {
     softmargin::Impl::check_allocated(where, "grad_loss", grad_loss);
-    softmargin::Impl::check_alias(where, "grad_x", grad_x, "grad_loss", grad_loss);
+    softmargin::Impl::check_alias_grads(where, "grad_loss", grad_loss, grad);
   }
+}
+
+/// The fused pass's loss_out: a reduced result apart from the gradients and a grad_loss View too.
+template <class Problem, class LossView, class G, class Upstream>
+void check_loss_out(const char* where, const Problem& problem, const LossView& loss_out, const G& grad,
+                    const Upstream& grad_loss) {
+  check_result(where, "loss_out", problem, loss_out);
+  softmargin::Impl::check_alias_grads(where, "loss_out", loss_out, grad);
+  if constexpr (Kokkos::is_view_v<Upstream>)
+    softmargin::Impl::check_alias(where, "loss_out", loss_out, "grad_loss", grad_loss);
 }
 
 /// Compile-time: the library's input checks, and x and y of one type, float or double (the MPI layer does not take

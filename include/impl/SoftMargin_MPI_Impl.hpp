@@ -13,8 +13,10 @@
 #include <type_traits>
 #include <vector>
 
+#include "../SoftMargin_Types.hpp"
 #include "SoftMargin_InstanceCache.hpp"
 #include "SoftMargin_MPI_Transport.hpp"
+#include "SoftMargin_OpTypes.hpp"
 
 namespace softmargin::mpi::Impl {
 
@@ -113,12 +115,18 @@ template <class View>
 using unmanaged_t = Kokkos::View<typename View::data_type, typename View::array_layout, typename View::memory_space,
                                  Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
 
-/// dst() = value.
+/// What a one-element kernel divides by: a host number, or a caller's count read where the kernel runs.
+using Divisor = softmargin::Impl::Divisor<double>;
+
+/// dst() = value / divisor.
 template <class Dst>
 struct Assign {
   Dst dst;
   double value;
-  KOKKOS_FUNCTION void operator()(int) const { dst() = static_cast<typename Dst::non_const_value_type>(value); }
+  Divisor divisor;
+  KOKKOS_FUNCTION void operator()(int) const {
+    dst() = static_cast<typename Dst::non_const_value_type>(value / divisor.get());
+  }
 };
 
 /// dst() = src() / divisor.
@@ -126,39 +134,56 @@ template <class Dst, class Src>
 struct Divide {
   Dst dst;
   Src src;
-  double divisor;
+  Divisor divisor;
   KOKKOS_FUNCTION void operator()(int) const {
-    dst() = static_cast<typename Dst::non_const_value_type>(static_cast<double>(src()) / divisor);
+    dst() = static_cast<typename Dst::non_const_value_type>(static_cast<double>(src()) / divisor.get());
   }
 };
 
-/// Writes value into the rank-0 View dst: from the host where it may (host memory the execution space cannot reach,
-/// or host memory with nothing pending on it), else with a one-thread kernel on space (in stream order, no fence).
+/// dst() = the count, read where the kernel runs.
+template <class Dst>
+struct ReadCount {
+  Dst dst;
+  Divisor count;
+  KOKKOS_FUNCTION void operator()(int) const { dst() = count.read_count(); }
+};
+
+/// Writes value / divisor into the rank-0 View dst: from the host where it may (host memory the execution space
+/// cannot reach, or host memory with nothing pending on it, and a divisor the host holds), else with a one-thread
+/// kernel on space (in stream order, no fence). A divisor in memory goes with a dst the space reaches.
 template <class Exec, class Dst>
-void assign(const Exec& space, const Dst& dst, double value, bool host_may_write) {
+void assign(const Exec& space, const Dst& dst, double value, bool host_may_write, Divisor divisor = {1.0}) {
   constexpr bool host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename Dst::memory_space>::accessible;
   constexpr bool device = Kokkos::SpaceAccessibility<Exec, typename Dst::memory_space>::accessible;
   static_assert(host || device, "softmargin::mpi: a result must be accessible from the execution space or the host");
-  const Assign<unmanaged_t<Dst>> op{unmanaged_t<Dst>(dst.data()), value};
+  const Assign<unmanaged_t<Dst>> op{unmanaged_t<Dst>(dst.data()), value, divisor};
   if constexpr (host) {
-    if (host_may_write || !device) return op(0);
+    if ((host_may_write && divisor.count == nullptr) || !device) return op(0);
   }
   if constexpr (device) Kokkos::parallel_for("softmargin::mpi::assign", Kokkos::RangePolicy<Exec>(space, 0, 1), op);
 }
 
 /// dst() = src() / divisor with a one-thread kernel on space, in stream order.
 template <class Exec, class Dst, class Src>
-void divide(const Exec& space, const Dst& dst, const Src& src, double divisor) {
+void divide(const Exec& space, const Dst& dst, const Src& src, Divisor divisor) {
   using D = unmanaged_t<Dst>;
   using S = unmanaged_t<Src>;
   Kokkos::parallel_for("softmargin::mpi::divide", Kokkos::RangePolicy<Exec>(space, 0, 1),
                        Divide<D, S>{D(dst.data()), S(src.data()), divisor});
 }
 
+/// dst() = the caller's count of mean_over(View), read on space (in stream order): the host reads dst after a fence.
+template <class Exec, class Dst>
+void read_count(const Exec& space, const Dst& dst, const ReduceBy& reduction) {
+  using D = unmanaged_t<Dst>;
+  Kokkos::parallel_for("softmargin::mpi::read_count", Kokkos::RangePolicy<Exec>(space, 0, 1),
+                       ReadCount<D>{D(dst.data()), {1.0, reduction.count_data(), reduction.count_type()}});
+}
+
 // ---------------------------------------------------------------------------------------------------------------
-// Scratch of one call: the partial sum (host-staged, or in the execution space's memory) and a scaled upstream
-// gradient, from the instance cache (device backends: the instance's own set, locked for the call; host backends: a
-// pooled set of the calling thread's own).
+// Scratch of one call: the partial sum (host-staged, or in the execution space's memory), a scaled upstream
+// gradient and a caller's count read for the host, from the instance cache (device backends: the instance's own set,
+// locked for the call; host backends: a pooled set of the calling thread's own).
 
 template <class Exec, class P, class T>
 struct ScratchSet {
@@ -167,10 +192,12 @@ struct ScratchSet {
   Kokkos::View<P, Staged> staged;
   Kokkos::View<P, Mem> direct;
   Kokkos::View<T, Mem> upstream;
+  Kokkos::View<double, Staged> count;
   explicit ScratchSet(const Exec& space)
       : staged(Kokkos::view_alloc(space, "softmargin::mpi::staged")),
         direct(Kokkos::view_alloc(space, "softmargin::mpi::direct")),
-        upstream(Kokkos::view_alloc(space, "softmargin::mpi::upstream")) {
+        upstream(Kokkos::view_alloc(space, "softmargin::mpi::upstream")),
+        count(Kokkos::view_alloc(space, "softmargin::mpi::count")) {
     space.fence("softmargin::mpi: scratch allocated");
   }
   bool fits() const { return true; }
@@ -186,6 +213,7 @@ class Scratch {
   decltype(Set::staged) staged() const { return lease_ ? (*lease_)->staged : decltype(Set::staged)(); }
   decltype(Set::direct) direct() const { return lease_ ? (*lease_)->direct : decltype(Set::direct)(); }
   decltype(Set::upstream) upstream() const { return lease_ ? (*lease_)->upstream : decltype(Set::upstream)(); }
+  decltype(Set::count) count() const { return lease_ ? (*lease_)->count : decltype(Set::count)(); }
 
  private:
   std::optional<typename softmargin::Impl::InstanceCache<Exec, Set>::Lease> lease_;

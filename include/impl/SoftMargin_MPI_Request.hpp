@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <stdexcept>
+#include <string>
 #include <utility>
 
 #include "SoftMargin_MPI_Checks.hpp"
@@ -22,7 +23,8 @@ struct RequestState {
   MPI_Request request = MPI_REQUEST_NULL;
   std::array<double, 4> sums{};  ///< partial sum, count, failed ranks (invalid argument, other); MPI's buffer
   Status status;
-  ReduceBy reduction = Reduction::Mean;
+  std::string where;                     ///< the call's name in messages
+  ReduceBy reduction = Reduction::Mean;  ///< a caller's count in memory is read before the allreduce starts
   std::function<void(double)> write;
   bool arrived = false;
 };
@@ -62,7 +64,7 @@ class Request {
     std::unique_ptr<Impl::RequestState> state = std::move(state_);
     if (!state->arrived) Impl::check_mpi(MPI_Wait(&state->request, MPI_STATUS_IGNORE), "MPI_Wait");
     const auto& s = state->sums;
-    if (s[2] + s[3] > 0) Impl::raise(state->comm, "softmargin::mpi::iloss", state->status);
+    if (s[2] + s[3] > 0) Impl::raise(state->comm, state->where.c_str(), state->status);
     const double value = s[0] / Impl::global_divisor(state->reduction, s[1]);
     state->write(value);
     return value;
@@ -82,33 +84,38 @@ class Request {
 
 namespace Impl {
 
-/// iloss: checks (the options' transport too) and the local pass as in loss, staged whatever the options ask, then
-/// MPI_Iallreduce of the 4 doubles.
-template <class ExecSpace, class XView, class YView, class ResultView>
-Request iloss(const Communicator& c, const ExecSpace& space, const XView& x, const YView& y, const ResultView& result,
+/// iloss: checks (the options' transport too) and the local pass as in loss, staged whatever the options ask (a
+/// caller's count in memory is read with it), then MPI_Iallreduce of the 4 doubles.
+template <class ExecSpace, class Problem, class ResultView>
+Request iloss(const Communicator& c, const ExecSpace& space, const Problem& problem, const ResultView& result,
               const ReduceBy& reduction, Algorithm algorithm) {
-  constexpr const char* where = "softmargin::mpi::iloss";
+  auto state = std::make_unique<RequestState>();
+  state->where = problem.where("softmargin::mpi::iloss");
+  const char* where = state->where.c_str();
   const MPI_Comm comm = c.comm;
   check_comm(where, comm);
-  using T = typename XView::non_const_value_type;
-  auto state = std::make_unique<RequestState>();
+  using T = typename Problem::value_type;
+  const std::size_t n = problem.size();
   Status& status = state->status;
   Scratch<ExecSpace, partial_t<T>, T> scratch;
   status.run([&] {
-    check_inputs(where, reduction, algorithm, x, y);
-    check_result(where, "result", result, x, y);
+    check_problem<ExecSpace>(where, problem, reduction, algorithm);
+    check_result(where, "result", problem, result);
     resolve_transport<ExecSpace>(where, c.options.transport, false);
     scratch.acquire(space);
   });
   const auto partial = scratch.staged();
+  const bool count_in_memory = reduction.count_data() != nullptr;
   status.run([&] {
-    if (x.size() > 0) softmargin::loss(space, x, y, partial, Reduction::Sum, algorithm);
+    if (n > 0) problem.run_loss(space, partial, Reduction::Sum, algorithm);
+    if (count_in_memory) read_count(space, scratch.count(), reduction);
   });
   space.fence("softmargin::mpi::iloss: partial sum");
-  state->sums = {status.kind == Status::Ok && x.size() > 0 ? static_cast<double>(partial()) : 0.0,
-                 static_cast<double>(x.size()), status.invalid(), status.other()};
+  const bool ok = status.kind == Status::Ok;
+  state->sums = {ok && n > 0 ? static_cast<double>(partial()) : 0.0, static_cast<double>(n), status.invalid(),
+                 status.other()};
   state->comm = comm;
-  state->reduction = reduction;
+  state->reduction = count_in_memory && ok ? mean_over(static_cast<double>(scratch.count()())) : reduction;
   // The result is written in space's order: by a kernel, or by the host on host backends.
   state->write = [space, result](double value) { assign(space, result, value, host_memory_v<ExecSpace>); };
   check_mpi(MPI_Iallreduce(MPI_IN_PLACE, state->sums.data(), 4, MPI_DOUBLE, MPI_SUM, comm, &state->request),

@@ -5,6 +5,7 @@
 #define TEST_EXECSPACE Kokkos::Serial
 
 #include "TestMPI_Errors.hpp"
+#include "TestMPI_Family.hpp"
 #include "TestMPI_Grad.hpp"
 #include "TestMPI_Loss.hpp"
 #include "TestMPI_Scratch.hpp"
