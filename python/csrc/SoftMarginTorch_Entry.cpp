@@ -8,7 +8,7 @@
 // the schema takes an optional one), an int or a float, or where __torch_function__ applies (a tensor subclass that
 // overrides it, or an active TorchFunctionMode), so every caller sees torch.ops' behaviour. The normalizer is None
 // here: calls with one go through torch.ops.
-//   loss(input, target, reduction)
+//   loss(input, target, reduction[, weight])
 //   bce_with_logits(input, target, weight, pos_weight, reduction)
 //   pairwise_logistic(chosen, rejected, margin, margin_value, reduction)
 #include <ATen/PythonTorchFunctionTLS.h>
@@ -71,8 +71,10 @@ PyObject* run(Call&& call) {
 
 PyObject* loss(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
   HANDLE_TH_ERRORS
-  if (!(nargs == 3 && kwnames == nullptr && tensor(args[0]) && tensor(args[1]) && PyLong_CheckExact(args[2]) &&
-        !torch_function_applies({args[0], args[1]}))) {
+  PyObject* weight_arg = nargs == 4 ? args[3] : Py_None;
+  if (!((nargs == 3 || nargs == 4) && kwnames == nullptr && tensor(args[0]) && tensor(args[1]) &&
+        PyLong_CheckExact(args[2]) && optional_tensor(weight_arg) &&
+        !torch_function_applies({args[0], args[1], weight_arg}))) {
     return fall_back(kLoss, args, nargs, kwnames);
   }
   const long long reduction = PyLong_AsLongLong(args[2]);
@@ -80,8 +82,9 @@ PyObject* loss(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwn
   using Signature = at::Tensor(const at::Tensor&, const at::Tensor&, std::int64_t, const Optional&, const Optional&);
   const at::Tensor& x = THPVariable_Unpack(args[0]);
   const at::Tensor& y = THPVariable_Unpack(args[1]);
+  const Optional weight = unpack_optional(weight_arg);
   static const auto op = find_op<Signature>("softmargin::loss");
-  return run([&] { return op.call(x, y, reduction, c10::nullopt, c10::nullopt); });
+  return run([&] { return op.call(x, y, reduction, weight, c10::nullopt); });
   END_HANDLE_TH_ERRORS
 }
 
@@ -145,7 +148,7 @@ PyCFunction fastcall(F* f) {
 
 PyMethodDef methods[] = {
     {"loss", fastcall(&loss), METH_FASTCALL | METH_KEYWORDS,
-     "loss(input, target, reduction): torch.ops.softmargin.loss.default(input, target, reduction)"},
+     "loss(input, target, reduction[, weight]): torch.ops.softmargin.loss.default"},
     {"bce_with_logits", fastcall(&bce_with_logits), METH_FASTCALL | METH_KEYWORDS,
      "bce_with_logits(input, target, weight, pos_weight, reduction): torch.ops.softmargin.bce_with_logits.default"},
     {"pairwise_logistic", fastcall(&pairwise_logistic), METH_FASTCALL | METH_KEYWORDS,

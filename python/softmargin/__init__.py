@@ -96,11 +96,9 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
     code = _REDUCTIONS.get(reduction)
     if code is None or size_average is not None or reduce is not None:
         code = _reduction_code(size_average, reduce, reduction)
-    if weight is not None or normalizer is not None:
+    if normalizer is not None or _is_compiling():
         return _loss(input, target, code, weight, _normalizer(normalizer))
-    if _is_compiling():
-        return _loss(input, target, code)
-    return _call(input, target, code)
+    return _call(input, target, code) if weight is None else _call(input, target, code, weight)
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean",
@@ -177,11 +175,9 @@ class SoftMarginLoss(torch.nn.SoftMarginLoss):
         if code is None:
             code = _reduction_code(None, None, self.reduction)
         weight = self._buffers["weight"]  # the buffer itself: Module.__getattr__ costs a microsecond a call
-        if weight is not None or normalizer is not None:
+        if normalizer is not None or _is_compiling():
             return _loss(input, target, code, weight, _normalizer(normalizer))
-        if _is_compiling():
-            return _loss(input, target, code)
-        return _call(input, target, code)
+        return _call(input, target, code) if weight is None else _call(input, target, code, weight)
 
 
 class BCEWithLogitsLoss(torch.nn.BCEWithLogitsLoss):

@@ -202,6 +202,12 @@ def test_lean_entry(device, seed):
         torch.testing.assert_close(softmargin._call(x, y, reduction), op(x, y, reduction), rtol=0, atol=0)
     loss = softmargin._call(x, y, 2)
     assert type(loss.grad_fn).__name__ == type(op(x, y, 2).grad_fn).__name__
+    w = torch.rand(4, device=device, requires_grad=True)
+    for reduction in [0, 1, 2]:  # with a weight (a fourth argument)
+        got, want = softmargin._call(x, y, reduction, w), op(x, y, reduction, w)
+        torch.testing.assert_close(got, want, rtol=0, atol=0)
+        for g, e in zip(torch.autograd.grad(got.sum(), [x, w]), torch.autograd.grad(want.sum(), [x, w])):
+            torch.testing.assert_close(g, e, rtol=0, atol=0)
     loss.backward()
     torch.testing.assert_close(x.grad, -y * torch.sigmoid(-y * x.detach()), rtol=1e-6, atol=1e-12)
 
