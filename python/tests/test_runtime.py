@@ -192,6 +192,20 @@ class _Logged(torch.Tensor):
         return super().__torch_function__(func, types, args, kwargs or {})
 
 
+def _seen_under_a_mode(call):
+    """The functions a TorchFunctionMode sees while call() runs."""
+    seen = []
+
+    class Mode(torch.overrides.TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            seen.append(func)
+            return func(*args, **(kwargs or {}))
+
+    with Mode():
+        call()
+    return seen
+
+
 def test_lean_entry(device, seed):
     # The package's entry behaves as torch.ops.softmargin.loss: same results and autograd, and __torch_function__
     # (subclasses, modes) and argument errors as torch.ops has them.
@@ -215,15 +229,7 @@ def test_lean_entry(device, seed):
     out = softmargin.soft_margin_loss(x.detach().as_subclass(_Logged), y)
     assert op in _Logged.seen and type(out) is _Logged
     if hasattr(torch.overrides, "TorchFunctionMode"):
-        class Mode(torch.overrides.TorchFunctionMode):
-            def __torch_function__(self, func, types, args=(), kwargs=None):
-                seen.append(func)
-                return func(*args, **(kwargs or {}))
-
-        seen = []
-        with Mode():
-            softmargin.soft_margin_loss(x.detach(), y)
-        assert op in seen
+        assert op in _seen_under_a_mode(lambda: softmargin.soft_margin_loss(x.detach(), y))
     torch.testing.assert_close(softmargin._call(x, target=y, reduction=2), op(x, y, 2), rtol=0, atol=0)
     for args in [(x, 1.0, 1), (x, y, 1, 2), (x, y, "mean")]:
         with pytest.raises(RuntimeError) as expected:
@@ -272,15 +278,7 @@ def test_lean_entry_family(device, seed, which):
     out = entry(args[0].detach().as_subclass(_Logged), *args[1:], 1)
     assert op in _Logged.seen and type(out) is _Logged
     if hasattr(torch.overrides, "TorchFunctionMode"):
-        class Mode(torch.overrides.TorchFunctionMode):
-            def __torch_function__(self, func, types, args=(), kwargs=None):
-                seen.append(func)
-                return func(*args, **(kwargs or {}))
-
-        seen = []
-        with Mode():
-            entry(*args, 1)
-        assert op in seen
+        assert op in _seen_under_a_mode(lambda: entry(*args, 1))
     torch.testing.assert_close(entry(*args, reduction=2), op(*args, 2), rtol=0, atol=0)
     bad = [(args[0], 1.0, *args[2:], 1), (*args, 1, 2), (*args, "mean")]
     for call in bad:
