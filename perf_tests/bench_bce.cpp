@@ -4,9 +4,7 @@
 // 1; there the loss equals SoftMarginLoss of x and y), made once per set of buffers; outputs are the buffers' own,
 // checked against fp64 BCEWithLogits references of x and y.
 #include <cstdint>
-#include <memory>
 #include <string>
-#include <typeinfo>
 #include <vector>
 
 #include "bench_common.hpp"
@@ -25,33 +23,27 @@ struct Targets {
   std::vector<Rows<T>> t;
 };
 
-/// The targets of b; after the first call on b, a comparison (the timed calls look them up every time).
+/// The targets of b (a named function: nvcc's extended lambdas may not sit inside another lambda).
+template <class T>
+Targets<T> make_targets(const Buffers& b) {
+  Targets<T> d;
+  const Index n = b.shape.size();
+  d.all = Kokkos::View<T*, Mem>(Kokkos::view_alloc(space(), Kokkos::WithoutInitializing, "bce_targets"), n * b.copies);
+  const auto all = d.all;
+  for (int k = 0; k < b.copies; ++k) {
+    const Vector yk = flat(b.y[k]);
+    const Index at = k * n;
+    Kokkos::parallel_for(
+        "bench::bce_targets", Range(space(), 0, n),
+        KOKKOS_LAMBDA(Index i) { all(at + i) = static_cast<T>((yk(i) + 1.0f) * 0.5f); });
+    d.t.emplace_back(d.all.data() + at, b.shape.rows, b.shape.cols);
+  }
+  space().fence();
+  return d;
+}
 template <class T>
 const Targets<T>& targets(const Buffers& b) {
-  static std::uint64_t cached_id = 0;
-  static const Targets<T>* cached = nullptr;
-  if (b.id == cached_id) return *cached;
-  auto& slot = b.derived[typeid(Targets<T>).name()];
-  if (!slot) {
-    auto d = std::make_shared<Targets<T>>();
-    const Index n = b.shape.size();
-    d->all =
-        Kokkos::View<T*, Mem>(Kokkos::view_alloc(space(), Kokkos::WithoutInitializing, "bce_targets"), n * b.copies);
-    const auto all = d->all;
-    for (int k = 0; k < b.copies; ++k) {
-      const Vector yk = flat(b.y[k]);
-      const Index at = k * n;
-      Kokkos::parallel_for(
-          "bench::bce_targets", Range(space(), 0, n),
-          KOKKOS_LAMBDA(Index i) { all(at + i) = static_cast<T>((yk(i) + 1.0f) * 0.5f); });
-      d->t.emplace_back(d->all.data() + at, b.shape.rows, b.shape.cols);
-    }
-    space().fence();
-    slot = d;
-  }
-  cached_id = b.id;
-  cached = static_cast<const Targets<T>*>(slot.get());
-  return *cached;
+  return derived<Targets<T>>(b, make_targets<T>);
 }
 
 /// forward_mean (x and t read), backward and fused (grad_x written too) for targets of T, of target_bytes each.

@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <typeinfo>
 #include <vector>
 
 namespace benchmark {
@@ -65,6 +66,20 @@ struct Buffers {
 /// The buffers of `shape` with at least `copies` sets of them; one set of buffers lives at a time.
 const Buffers& buffers(const Shape& shape, int copies);
 Vector flat(const Matrix& m);
+
+/// Inputs of type D derived from b, made once per set of buffers by make(b) and kept in b.derived; after the first
+/// call on b, a comparison (the timed calls look them up every time).
+template <class D, class Make>
+const D& derived(const Buffers& b, Make make) {
+  static std::uint64_t cached_id = 0;
+  static const D* cached = nullptr;
+  if (b.id == cached_id) return *cached;
+  auto& slot = b.derived[typeid(D).name()];
+  if (!slot) slot = std::make_shared<D>(make(b));
+  cached_id = b.id;
+  cached = static_cast<const D*>(slot.get());
+  return *cached;
+}
 
 /// How a variant's first call is checked against the fp64 references (relative error).
 enum class Check {
